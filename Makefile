@@ -1,0 +1,39 @@
+# qtune — top-level entry points. `make demo` and `make test` each do all set-up
+# (Debian packages, configure, build) on a fresh Debian 12 machine.
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build test demo format format-check sanitize clean
+
+all: build
+
+deps:
+	@bash scripts/install_deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) > /dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	@bash examples/demo.sh $(BUILD_DIR)
+
+# ASan + UBSan build of everything; runs the unit and kernel labels.
+sanitize:
+	@$(MAKE) --no-print-directory build BUILD_DIR=build-asan BUILD_TYPE=Debug CMAKE_FLAGS=-DQTUNE_SANITIZE=ON
+	@cd build-asan && ctest --output-on-failure -j $(JOBS) -L 'unit|kernel'
+
+format:
+	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+format-check:
+	@git ls-files '*.h' '*.cc' | xargs clang-format --dry-run --Werror
+
+clean:
+	@rm -rf $(BUILD_DIR) build-asan

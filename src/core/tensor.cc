@@ -1,0 +1,82 @@
+#include "core/tensor.h"
+
+#include <cstring>
+#include <new>
+
+#include "core/shape.h"
+
+namespace qtune {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+struct AlignedDelete {
+  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(kAlignment)); }
+};
+
+}  // namespace
+
+StatusOr<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> sizes) {
+  if (!IsStorableDataType(dtype)) {
+    return UnimplementedError("tensors of type " + std::string(DataTypeName(dtype)) +
+                              " are not supported");
+  }
+  int64_t n = NumElements(sizes);
+  if (n < 0) {
+    return InvalidArgumentError("invalid tensor sizes " + SizesToString(sizes));
+  }
+  int64_t elem = static_cast<int64_t>(DataTypeSize(dtype));
+  if (n > kMaxTensorBytes / elem) {
+    return ResourceExhaustedError("tensor of " + SizesToString(sizes) + " " +
+                                  std::string(DataTypeName(dtype)) + " exceeds the " +
+                                  std::to_string(kMaxTensorBytes >> 30) + " GiB limit");
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.sizes_ = std::move(sizes);
+  t.num_elements_ = n;
+  size_t bytes = static_cast<size_t>(n * elem);
+  size_t alloc = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  auto* p = static_cast<std::byte*>(::operator new[](alloc, std::align_val_t(kAlignment)));
+  std::memset(p, 0, alloc);
+  t.owned_ = std::shared_ptr<std::byte[]>(p, AlignedDelete());
+  t.data_ = p;
+  t.valid_ = true;
+  return t;
+}
+
+Tensor Tensor::Borrow(DataType dtype, std::vector<int64_t> sizes, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.num_elements_ = NumElements(sizes);
+  QTUNE_CHECK(t.num_elements_ >= 0);
+  t.sizes_ = std::move(sizes);
+  t.data_ = data;
+  t.valid_ = true;
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  if (!valid_) return Tensor();
+  auto copy = Allocate(dtype_, sizes_);
+  QTUNE_CHECK(copy.ok());
+  if (byte_size() > 0) std::memcpy(copy->raw_data(), data_, byte_size());
+  return std::move(copy).value();
+}
+
+StatusOr<Tensor> Tensor::Reshaped(std::vector<int64_t> sizes) const {
+  if (NumElements(sizes) != num_elements_) {
+    return InvalidArgumentError("cannot reshape " + DebugString() + " to " +
+                                SizesToString(sizes));
+  }
+  Tensor t = *this;
+  t.sizes_ = std::move(sizes);
+  return t;
+}
+
+std::string Tensor::DebugString() const {
+  if (!valid_) return "<invalid tensor>";
+  return std::string(DataTypeName(dtype_)) + "[" + SizesToString(sizes_) + "]";
+}
+
+}  // namespace qtune
