@@ -1,0 +1,11 @@
+// Each qtune subcommand adds itself to the CLI11 app. Its callback stores the process exit
+// code in `*exit_code` (see exit_codes.h); the app object and exit_code outlive the parse.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace qtune::cli {
+
+void AddInspectCommand(CLI::App& app, int* exit_code);
+
+}  // namespace qtune::cli

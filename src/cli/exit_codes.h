@@ -1,0 +1,18 @@
+// Process exit codes of the qtune tool (documented in docs/cli.md).
+#pragma once
+
+#include "core/status.h"
+
+namespace qtune::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;      // internal error or a failed check
+inline constexpr int kExitUsage = 2;        // bad command line
+inline constexpr int kExitBadInput = 3;     // a model, data or state file is missing or malformed
+inline constexpr int kExitUnsupported = 4;  // valid input that qtune does not support yet
+
+// Maps a Status to the exit code above and prints "qtune: error: <message>" to stderr
+// when it is not OK.
+int ReportAndExitCode(const Status& status);
+
+}  // namespace qtune::cli

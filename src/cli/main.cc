@@ -1,0 +1,33 @@
+// The qtune command-line tool: one binary, one subcommand per job.
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "core/logging.h"
+
+int main(int argc, char** argv) {
+  using namespace qtune::cli;
+  CLI::App app{"qtune: run, quantize and tune ONNX models on the CPU"};
+  app.set_version_flag("--version", "qtune 0.1.0");
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "Messages to show on stderr")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error", "off"}))
+      ->capture_default_str();
+
+  int exit_code = kExitOk;
+  AddInspectCommand(app, &exit_code);
+
+  app.parse_complete_callback([&] {
+    qtune::SetLogLevel(*qtune::ParseLogLevel(log_level));  // the check above validated it
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  return exit_code;
+}
