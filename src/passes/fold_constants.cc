@@ -1,0 +1,101 @@
+#include "passes/fold_constants.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "core/logging.h"
+#include "passes/pass_util.h"
+
+namespace qtune::passes {
+namespace {
+
+bool IsNondeterministic(std::string_view op_type) {
+  static constexpr std::array<std::string_view, 6> kOps = {"RandomNormal",     "RandomUniform",
+                                                           "RandomNormalLike", "RandomUniformLike",
+                                                           "Multinomial",      "Bernoulli"};
+  return std::find(kOps.begin(), kOps.end(), op_type) != kOps.end();
+}
+
+bool HasSubgraph(const ir::Node& node) {
+  if (!node.implicit_inputs().empty()) return true;
+  return std::any_of(
+      node.attributes().begin(), node.attributes().end(), [](const ir::Attribute& a) {
+        return a.type == ir::AttributeType::kGraph || a.type == ir::AttributeType::kGraphs;
+      });
+}
+
+// Bytes of a value's declared type when its shape is fully known, else -1.
+int64_t DeclaredBytes(const ir::Value* value) {
+  const ir::TensorType& type = value->type();
+  if (!type.shape.has_value() || !type.shape->is_fully_known()) return -1;
+  int64_t elements = NumElements(type.shape->sizes());
+  size_t element_size = DataTypeSize(type.dtype);
+  if (elements < 0 || element_size == 0) return -1;
+  return elements * static_cast<int64_t>(element_size);
+}
+
+bool IsFoldable(const ir::Node& node, int64_t max_bytes) {
+  if (!IsDefaultDomain(node) || node.op_type() == "Constant") return false;
+  if (IsNondeterministic(node.op_type()) || HasSubgraph(node)) return false;
+  if (std::none_of(node.outputs().begin(), node.outputs().end(), IsLive)) return false;
+  for (const ir::Value* in : node.inputs()) {
+    if (in != nullptr && !IsConstant(in)) return false;
+  }
+  // A declared output size above the limit spares evaluating it at all.
+  for (const ir::Value* out : node.outputs()) {
+    if (out != nullptr && DeclaredBytes(out) > max_bytes) return false;
+  }
+  return true;
+}
+
+// The evaluated outputs when every live output came back within the size limit; an
+// empty vector when the node should stay as it is.
+StatusOr<std::vector<Tensor>> Evaluate(const ir::Graph& graph, const ir::Node& node,
+                                       const PassOptions& options) {
+  std::vector<Tensor> inputs;
+  inputs.reserve(node.num_inputs());
+  for (const ir::Value* in : node.inputs()) {
+    inputs.push_back(in == nullptr ? Tensor() : in->initializer());
+  }
+  StatusOr<std::vector<Tensor>> result = options.evaluator(node, inputs, graph.onnx_opset());
+  if (!result.ok()) {
+    if (result.status().code() == StatusCode::kUnimplemented) {
+      QTUNE_LOG_DEBUG("fold_constants: no kernel for {}: {}", node.DebugName(),
+                      result.status().message());
+      return std::vector<Tensor>{};
+    }
+    return result.status().WithContext("folding " + node.DebugName());
+  }
+  for (size_t i = 0; i < node.num_outputs(); ++i) {
+    if (!IsLive(node.output(i))) continue;
+    if (i >= result->size() || !(*result)[i].is_valid()) {
+      return InternalError("folding " + node.DebugName() + ": the evaluator returned no output " +
+                           std::to_string(i));
+    }
+    if (static_cast<int64_t>((*result)[i].byte_size()) > options.max_folded_tensor_bytes) {
+      return std::vector<Tensor>{};
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+StatusOr<bool> FoldConstants(ir::Graph& graph, const PassOptions& options) {
+  if (!options.evaluator) return false;
+  // In topological order a node's constant inputs are all folded before it is visited,
+  // so one sweep reaches the fixed point.
+  ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.TopologicalOrder());
+  bool changed = false;
+  for (ir::Node* node : order) {
+    if (!IsFoldable(*node, options.max_folded_tensor_bytes)) continue;
+    ASSIGN_OR_RETURN(std::vector<Tensor> outputs, Evaluate(graph, *node, options));
+    if (outputs.empty()) continue;
+    RETURN_IF_ERROR(ReplaceNodeWithInitializers(graph, node, outputs));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace qtune::passes
