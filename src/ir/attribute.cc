@@ -4,16 +4,26 @@ namespace qtune::ir {
 
 std::string_view AttributeTypeName(AttributeType type) {
   switch (type) {
-    case AttributeType::kFloat: return "float";
-    case AttributeType::kInt: return "int";
-    case AttributeType::kString: return "string";
-    case AttributeType::kTensor: return "tensor";
-    case AttributeType::kGraph: return "graph";
-    case AttributeType::kFloats: return "floats";
-    case AttributeType::kInts: return "ints";
-    case AttributeType::kStrings: return "strings";
-    case AttributeType::kTensors: return "tensors";
-    case AttributeType::kGraphs: return "graphs";
+    case AttributeType::kFloat:
+      return "float";
+    case AttributeType::kInt:
+      return "int";
+    case AttributeType::kString:
+      return "string";
+    case AttributeType::kTensor:
+      return "tensor";
+    case AttributeType::kGraph:
+      return "graph";
+    case AttributeType::kFloats:
+      return "floats";
+    case AttributeType::kInts:
+      return "ints";
+    case AttributeType::kStrings:
+      return "strings";
+    case AttributeType::kTensors:
+      return "tensors";
+    case AttributeType::kGraphs:
+      return "graphs";
   }
   return "unknown";
 }

@@ -79,7 +79,8 @@ Value* Graph::NewValue(std::string name) {
 }
 
 StatusOr<Value*> Graph::AddInput(std::string name, TensorType type) {
-  if (values_.count(name) != 0) return AlreadyExistsError("value name '" + name + "' is used twice");
+  if (values_.count(name) != 0)
+    return AlreadyExistsError("value name '" + name + "' is used twice");
   Value* v = NewValue(std::move(name));
   v->type_ = std::move(type);
   v->is_graph_input_ = true;
@@ -88,7 +89,8 @@ StatusOr<Value*> Graph::AddInput(std::string name, TensorType type) {
 }
 
 StatusOr<Value*> Graph::AddInitializer(std::string name, Tensor tensor) {
-  if (values_.count(name) != 0) return AlreadyExistsError("value name '" + name + "' is used twice");
+  if (values_.count(name) != 0)
+    return AlreadyExistsError("value name '" + name + "' is used twice");
   if (!tensor.is_valid()) return InvalidArgumentError("initializer '" + name + "' has no data");
   Value* v = NewValue(std::move(name));
   v->type_.dtype = tensor.dtype();
@@ -164,6 +166,16 @@ void Graph::SetNodeInput(Node* node, size_t index, Value* value) {
   if (value != nullptr) value->uses_.push_back({node, static_cast<int>(index)});
 }
 
+void Graph::SetImplicitInputs(Node* node, std::vector<Value*> values) {
+  QTUNE_CHECK(node != nullptr);
+  for (Value* v : node->implicit_inputs_) RemoveUse(v, {node, Use::kImplicitInput});
+  node->implicit_inputs_ = std::move(values);
+  for (Value* v : node->implicit_inputs_) {
+    QTUNE_CHECK(v != nullptr);
+    v->uses_.push_back({node, Use::kImplicitInput});
+  }
+}
+
 void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
   QTUNE_CHECK(from != nullptr && to != nullptr && from != to);
   std::vector<Use> uses = from->uses_;
@@ -231,7 +243,8 @@ Status Graph::SetInitializer(Value* value, Tensor tensor) {
   if (!value->is_initializer()) {
     return FailedPreconditionError("'" + value->name() + "' is not an initializer");
   }
-  if (!tensor.is_valid()) return InvalidArgumentError("initializer '" + value->name() + "' has no data");
+  if (!tensor.is_valid())
+    return InvalidArgumentError("initializer '" + value->name() + "' has no data");
   value->type_.dtype = tensor.dtype();
   value->type_.shape = Shape::FromSizes(tensor.sizes());
   value->initializer_ = std::move(tensor);
@@ -355,7 +368,8 @@ std::unique_ptr<Graph> Graph::Clone() const {
   for (Node* n : sequence) {
     // In a cyclic graph (which Verify rejects) back-edge inputs are dropped.
     NodeSpec spec{n->op_type_, n->domain_, n->name_, {}, {}, n->attributes_, {}, n->doc_string_};
-    for (Value* v : n->inputs_) spec.inputs.push_back(v == nullptr || map.count(v) ? mapped(v) : nullptr);
+    for (Value* v : n->inputs_)
+      spec.inputs.push_back(v == nullptr || map.count(v) ? mapped(v) : nullptr);
     for (Value* v : n->implicit_inputs_) {
       if (map.count(v)) spec.implicit_inputs.push_back(map.at(v));
     }

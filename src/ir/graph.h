@@ -173,6 +173,9 @@ class Graph {
   // --- Mutation verbs; each keeps use-lists and output lists correct. ---
   // Makes node->input(index) be `value` (may be nullptr to omit an optional input).
   void SetNodeInput(Node* node, size_t index, Value* value);
+  // Replaces the node's implicit inputs (outer-scope values its subgraphs read).
+  // REQUIRES: every value belongs to this graph and is non-null.
+  void SetImplicitInputs(Node* node, std::vector<Value*> values);
   // Every node input (and implicit input) reading `from` reads `to` instead; if `from`
   // is a graph output, that output slot now refers to `to`. REQUIRES: from != to.
   void ReplaceAllUsesWith(Value* from, Value* to);

@@ -41,6 +41,10 @@ struct SaveOptions {
   bool use_external_data = false;
   int64_t external_data_threshold_bytes = 1024;
   std::string external_data_file;  // default: "<model file name>.data"
+  // When the graph's tensors together exceed this many bytes, SaveModel uses external
+  // data even without use_external_data (and, if the initializers alone are not enough,
+  // moves Constant-node tensors out too). Just below protobuf's 2 GiB; tests lower it.
+  int64_t max_inline_bytes = (int64_t{2} << 30) - (int64_t{64} << 20);
 };
 
 Status SaveModel(const Graph& graph, const std::string& path);
