@@ -45,8 +45,8 @@ StatusOr<TensorType> TensorTypeFromProto(const onnx::TypeProto& proto) {
   TensorType type;
   if (proto.value_case() == onnx::TypeProto::VALUE_NOT_SET) return type;
   if (proto.value_case() != onnx::TypeProto::kTensorType) {
-    return UnimplementedError(std::string("has a ") + TypeKindName(proto) +
-                              " type; qtune handles tensor values only");
+    return UnimplementedError(std::string("has a non-tensor type (") + TypeKindName(proto) +
+                              "); qtune handles tensor values only");
   }
   const onnx::TypeProto::Tensor& tensor = proto.tensor_type();
   const int32_t elem = tensor.elem_type();
