@@ -6,6 +6,12 @@ namespace qtune::runtime {
 void RegisterNnKernels(ReferenceRegistry& registry) {
   registry.Register("Conv", &nn::Conv);
   registry.Register("ConvTranspose", &nn::ConvTranspose);
+  registry.Register("MaxPool", &nn::MaxPool);
+  registry.Register("AveragePool", &nn::AveragePool);
+  registry.Register("LpPool", &nn::LpPool);
+  registry.Register("GlobalAveragePool", &nn::GlobalAveragePool);
+  registry.Register("GlobalMaxPool", &nn::GlobalMaxPool);
+  registry.Register("GlobalLpPool", &nn::GlobalLpPool);
 }
 
 }  // namespace qtune::runtime
