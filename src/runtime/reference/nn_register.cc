@@ -12,6 +12,8 @@ void RegisterNnKernels(ReferenceRegistry& registry) {
   registry.Register("GlobalAveragePool", &nn::GlobalAveragePool);
   registry.Register("GlobalMaxPool", &nn::GlobalMaxPool);
   registry.Register("GlobalLpPool", &nn::GlobalLpPool);
+  registry.Register("Gemm", &nn::Gemm);
+  registry.Register("MatMul", &nn::MatMul);
 }
 
 }  // namespace qtune::runtime
