@@ -1,0 +1,119 @@
+// qtune bench MODEL [--threads N] [--warmup W] [--iters N] [--shape NAME=1x3x224x224] [--json]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/tensor_args.h"
+#include "ir/onnx_io.h"
+#include "runtime/session.h"
+
+namespace qtune::cli {
+namespace {
+
+struct BenchOptions {
+  std::string model_path;
+  std::vector<std::string> shapes;
+  int threads = 1;
+  int warmup = 5;
+  int iters = 50;
+  uint64_t seed = 0;
+  bool reference = false;
+  bool json = false;
+};
+
+double Percentile(std::vector<double> sorted, double p) {
+  size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int Bench(const BenchOptions& options) {
+  auto graph = ir::LoadModel(options.model_path);
+  if (!graph.ok()) return ReportAndExitCode(graph.status());
+  auto shapes = ParseShapes(options.shapes);
+  if (!shapes.ok()) return ReportAndExitCode(shapes.status());
+  auto sizes = ResolveInputSizes(**graph, *shapes);
+  if (!sizes.ok()) return ReportAndExitCode(sizes.status());
+  auto inputs = RandomInputs(**graph, *sizes, options.seed);
+  if (!inputs.ok()) return ReportAndExitCode(inputs.status());
+
+  auto start = std::chrono::steady_clock::now();
+  runtime::SessionOptions session_options;
+  session_options.threads = options.threads;
+  session_options.use_onednn = !options.reference;
+  auto session = runtime::Session::Create(**graph, session_options);
+  if (!session.ok()) return ReportAndExitCode(session.status());
+  double optimize_ms = MillisSince(start);
+  start = std::chrono::steady_clock::now();
+  auto plan = (*session)->Prepare(*sizes);
+  if (!plan.ok()) return ReportAndExitCode(plan.status());
+  double compile_ms = MillisSince(start);
+
+  std::vector<double> times;
+  for (int i = 0; i < options.warmup + options.iters; ++i) {
+    start = std::chrono::steady_clock::now();
+    auto out = (*session)->Run(*inputs);
+    double ms = MillisSince(start);
+    if (!out.ok()) return ReportAndExitCode(out.status());
+    if (i >= options.warmup) times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  double median = Percentile(times, 0.5), p90 = Percentile(times, 0.9), min = times.front();
+  bool emulated_fp8 = false;
+  for (const ir::Value* v : (*session)->graph().initializers()) {
+    DataType t = v->dtype();
+    emulated_fp8 |= t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E5M2;
+  }
+  if (options.json) {
+    nlohmann::json j = {{"model", options.model_path}, {"threads", options.threads},
+                        {"iters", options.iters},      {"warmup", options.warmup},
+                        {"median_ms", median},         {"p90_ms", p90},
+                        {"min_ms", min},               {"optimize_ms", optimize_ms},
+                        {"compile_ms", compile_ms},    {"steps", (*plan)->steps.size()},
+                        {"fp8_emulated", emulated_fp8}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("model    %s\nthreads  %d   iters %d (warmup %d)\n", options.model_path.c_str(),
+                options.threads, options.iters, options.warmup);
+    std::printf("latency  median %.3f ms   p90 %.3f ms   min %.3f ms\n", median, p90, min);
+    std::printf("prepare  optimize %.1f ms   compile %.1f ms   %zu steps\n", optimize_ms,
+                compile_ms, (*plan)->steps.size());
+    if (emulated_fp8) {
+      std::printf("note     FP8 is emulated on this CPU: this latency is not FP8 speed\n");
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency on random inputs");
+  cmd->add_option("model", options->model_path, "ONNX model file")->required();
+  cmd->add_option("--shape", options->shapes,
+                  "NAME=1x3x224x224: sizes of an input (needed for symbolic dims)");
+  cmd->add_option("--threads", options->threads, "Intra-op threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--warmup", options->warmup, "Untimed runs first")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--iters", options->iters, "Timed runs")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_flag("--reference", options->reference, "Use only the reference kernels");
+  cmd->add_flag("--json", options->json, "Print the result as JSON");
+  cmd->callback([options, exit_code] { *exit_code = Bench(*options); });
+}
+
+}  // namespace qtune::cli

@@ -1,0 +1,189 @@
+#include "runtime/compile.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "runtime/fusion/fusion_pipeline.h"
+#include "runtime/kernels/onednn_context.h"
+#include "runtime/plan/memory_planner.h"
+#include "runtime/shape/infer_shapes.h"
+
+namespace qtune::runtime {
+namespace {
+
+// Builds the plan step by step; owns the bookkeeping that maps graph values (and their
+// reordered copies) to plan value ids.
+class PlanBuilder {
+ public:
+  PlanBuilder(const ir::Graph& graph, const ValueInfoMap& infos, const CompileOptions& options)
+      : graph_(graph), infos_(infos), options_(options), plan_(std::make_unique<Plan>()) {
+    plan_->threads = options.threads;
+  }
+
+  Status Build() {
+    for (const ir::Value* input : graph_.inputs()) {
+      int id = AddValue(*input, PlanValue::Kind::kInput, Layout::kPlain);
+      plan_->input_ids.push_back(id);
+    }
+    ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph_.TopologicalOrder());
+    for (const ir::Node* node : order) RETURN_IF_ERROR(AddNode(*node));
+    for (const ir::Value* output : graph_.outputs()) {
+      ASSIGN_OR_RETURN(int id, IdInLayout(output, Layout::kPlain));
+      plan_->output_ids.push_back(id);
+    }
+    MarkOutputs();
+    PlanArena();
+    return Status::Ok();
+  }
+
+  std::unique_ptr<Plan> Release() { return std::move(plan_); }
+
+ private:
+  int AddValue(const ir::Value& value, PlanValue::Kind kind, Layout layout) {
+    const ValueInfo& info = infos_.at(&value);
+    PlanValue v;
+    v.name = value.name();
+    v.kind = kind;
+    v.dtype = info.dtype;
+    v.sizes = info.sizes;
+    v.layout = layout;
+    if (kind == PlanValue::Kind::kConstant) v.constant = info.constant;
+    plan_->values.push_back(std::move(v));
+    int id = static_cast<int>(plan_->values.size()) - 1;
+    ids_[{&value, layout}] = id;
+    return id;
+  }
+
+  // The id of `value` in `layout`, adding a reorder step if it only exists in another one.
+  StatusOr<int> IdInLayout(const ir::Value* value, Layout layout) {
+    auto it = ids_.find({value, layout});
+    if (it != ids_.end()) return it->second;
+    const ValueInfo& info = infos_.at(value);
+    if (info.has_constant()) return AddValue(*value, PlanValue::Kind::kConstant, Layout::kPlain);
+    Layout other = layout == Layout::kPlain ? Layout::kNhwc : Layout::kPlain;
+    auto source = ids_.find({value, other});
+    if (source == ids_.end()) {
+      return InternalError("value '" + value->name() + "' is used before it is produced");
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                     CreateReorderKernel(info.dtype, info.sizes, other, layout));
+    int id = AddValue(*value, PlanValue::Kind::kIntermediate, layout);
+    plan_->values[id].name += layout == Layout::kNhwc ? "@nhwc" : "@plain";
+    plan_->steps.push_back(PlanStep{"reorder " + value->name(), "Reorder", std::move(kernel),
+                                    {source->second}, {id}});
+    return id;
+  }
+
+  Status AddNode(const ir::Node& node) {
+    bool all_constant = true;
+    for (const ir::Value* out : node.outputs()) {
+      if (out != nullptr && !infos_.at(out).has_constant()) all_constant = false;
+    }
+    if (all_constant) return Status::Ok();  // folded at compile time
+
+    KernelRequest request{node, graph_.onnx_opset(), options_.threads, {}, {}, {}};
+    for (const ir::Value* in : node.inputs()) {
+      request.inputs.push_back(in ? &infos_.at(in) : nullptr);
+      Layout current = Layout::kPlain;
+      if (in != nullptr && !ids_.count({in, Layout::kPlain}) && ids_.count({in, Layout::kNhwc})) {
+        current = Layout::kNhwc;
+      }
+      request.input_layouts.push_back(current);
+    }
+    for (const ir::Value* out : node.outputs()) {
+      request.outputs.push_back(out ? &infos_.at(out) : nullptr);
+    }
+    std::optional<KernelChoice> choice;
+    if (options_.use_onednn) {
+      for (KernelFactory factory : {&CreateOnednnConvKernel}) {
+        ASSIGN_OR_RETURN(choice, factory(request));
+        if (choice) break;
+      }
+    }
+    if (!choice) {
+      ASSIGN_OR_RETURN(choice, CreateReferenceKernel(request));
+    }
+
+    PlanStep step{node.name(), node.op_type(), std::move(choice->kernel), {}, {}};
+    for (size_t i = 0; i < node.num_inputs(); ++i) {
+      const ir::Value* in = node.input(i);
+      if (in == nullptr) {
+        step.inputs.push_back(-1);
+        continue;
+      }
+      ASSIGN_OR_RETURN(int id, IdInLayout(in, choice->input_layouts[i]));
+      step.inputs.push_back(id);
+    }
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      const ir::Value* out = node.output(i);
+      step.outputs.push_back(
+          out == nullptr ? -1
+                         : AddValue(*out, PlanValue::Kind::kIntermediate, choice->output_layouts[i]));
+    }
+    plan_->steps.push_back(std::move(step));
+    return Status::Ok();
+  }
+
+  void MarkOutputs() {
+    for (int id : plan_->output_ids) {
+      if (plan_->values[id].kind == PlanValue::Kind::kIntermediate) {
+        plan_->values[id].kind = PlanValue::Kind::kOutput;
+      }
+    }
+  }
+
+  void PlanArena() {
+    std::vector<int> arena_ids;
+    std::vector<BufferRequest> requests;
+    std::unordered_map<int, size_t> request_of;
+    for (size_t s = 0; s < plan_->steps.size(); ++s) {
+      for (int id : plan_->steps[s].outputs) {
+        if (id < 0 || plan_->values[id].kind != PlanValue::Kind::kIntermediate) continue;
+        request_of[id] = requests.size();
+        arena_ids.push_back(id);
+        int step = static_cast<int>(s);
+        requests.push_back({plan_->values[id].byte_size(), step, step});
+      }
+      for (int id : plan_->steps[s].inputs) {
+        auto it = request_of.find(id);
+        if (it != request_of.end()) requests[it->second].last_step = static_cast<int>(s);
+      }
+    }
+    MemoryPlan memory = PlanMemory(requests);
+    for (size_t i = 0; i < arena_ids.size(); ++i) {
+      plan_->values[arena_ids[i]].arena_offset = memory.offsets[i];
+    }
+    plan_->arena_bytes = memory.arena_bytes;
+  }
+
+  const ir::Graph& graph_;
+  const ValueInfoMap& infos_;
+  const CompileOptions& options_;
+  std::unique_ptr<Plan> plan_;
+  std::map<std::pair<const ir::Value*, Layout>, int> ids_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Plan>> Compile(const ir::Graph& graph,
+                                        const std::map<std::string, std::vector<int64_t>>& input_sizes,
+                                        const CompileOptions& options) {
+  std::unique_ptr<ir::Graph> own = graph.Clone();
+  ASSIGN_OR_RETURN(ValueInfoMap infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));
+  if (options.fuse) {
+    SizesByName sizes;
+    for (const auto& [value, info] : infos) sizes[value->name()] = info.sizes;
+    ASSIGN_OR_RETURN(FusionReport report, RunFusions(*own, sizes));
+    if (report.conv_add + report.conv_activation > 0) {
+      ASSIGN_OR_RETURN(infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));
+    }
+  }
+  if (options.use_onednn) onednn::SetThreads(options.threads);
+  PlanBuilder builder(*own, infos, options);
+  RETURN_IF_ERROR(builder.Build());
+  std::unique_ptr<Plan> plan = builder.Release();
+  plan->graph = std::move(own);
+  return plan;
+}
+
+}  // namespace qtune::runtime

@@ -1,0 +1,170 @@
+// Conv fusions into qtune::FusedConv (see fused_ops.h):
+//   Conv -> Add(other) [-> activation]   (residual sum post-op)
+//   Conv -> activation
+#include <cmath>
+#include <optional>
+
+#include "runtime/fusion/fused_ops.h"
+#include "runtime/fusion/fusion_pipeline.h"
+
+namespace qtune::runtime {
+namespace {
+
+bool IsDefaultOp(const ir::Node& node, const char* op) {
+  return node.op_type() == op && (node.domain().empty() || node.domain() == "ai.onnx");
+}
+
+// The single consumer of `value`, if it has exactly one and is not a graph output.
+ir::Node* SoleConsumer(const ir::Value* value) {
+  if (value == nullptr || value->is_graph_output() || value->uses().size() != 1) return nullptr;
+  const ir::Use& use = value->uses()[0];
+  return use.input_index == ir::Use::kImplicitInput ? nullptr : use.node;
+}
+
+std::optional<float> ScalarConstant(const ir::Value* value) {
+  if (value == nullptr || !value->is_initializer()) return std::nullopt;
+  const Tensor& t = value->initializer();
+  if (t.num_elements() != 1 || t.dtype() != DataType::kFloat32) return std::nullopt;
+  return t.data<float>()[0];
+}
+
+// The activation `node` computes, if it can be fused.
+std::optional<Activation> ActivationOf(const ir::Node& node, int64_t opset) {
+  if (!IsFusibleActivation(node)) return std::nullopt;
+  Activation a{node.op_type(), {}};
+  if (node.op_type() == "LeakyRelu") a.params = {node.GetFloat("alpha", 0.01f)};
+  if (node.op_type() == "HardSigmoid") {
+    a.params = {node.GetFloat("alpha", 0.2f), node.GetFloat("beta", 0.5f)};
+  }
+  if (node.op_type() == "Clip") {
+    float lo = -INFINITY, hi = INFINITY;
+    if (opset < 11) {
+      lo = node.GetFloat("min", lo);
+      hi = node.GetFloat("max", hi);
+    } else {
+      if (node.input(1) != nullptr) {
+        auto v = ScalarConstant(node.input(1));
+        if (!v) return std::nullopt;
+        lo = *v;
+      }
+      if (node.input(2) != nullptr) {
+        auto v = ScalarConstant(node.input(2));
+        if (!v) return std::nullopt;
+        hi = *v;
+      }
+    }
+    a.params = {lo, hi};
+  }
+  return a;
+}
+
+bool IsPlainFloatConv(const ir::Node& node) {
+  return IsDefaultOp(node, "Conv") && node.output(0) != nullptr &&
+         node.output(0)->dtype() == DataType::kFloat32;
+}
+
+struct ConvMatch {
+  ir::Node* conv = nullptr;
+  ir::Node* add = nullptr;         // optional
+  ir::Value* sum = nullptr;        // the Add's other input
+  ir::Node* activation = nullptr;  // optional
+  Activation act;
+};
+
+// Replaces the matched chain by one FusedConv whose output keeps the chain's last name.
+Status ApplyConvMatch(ir::Graph& graph, const ConvMatch& m) {
+  ir::Node* last = m.activation ? m.activation : m.add ? m.add : m.conv;
+  ir::Value* final_value = last->output(0);
+  std::string final_name = final_value->name();
+  ir::NodeSpec spec;
+  spec.op_type = "FusedConv";
+  spec.domain = kQtuneDomain;
+  spec.name = graph.UniqueNodeName(m.conv->name() + "_fused");
+  spec.inputs = {m.conv->input(0), m.conv->input(1), m.conv->input(2), m.sum};
+  if (m.sum == nullptr) spec.inputs.resize(m.conv->input(2) ? 3 : 2);
+  spec.output_names = {graph.UniqueValueName(final_name + "_fused")};
+  spec.attributes = m.conv->attributes();
+  spec.attributes.push_back(ir::Attribute::String("activation", m.act.op));
+  spec.attributes.push_back(ir::Attribute::Floats("activation_params", m.act.params));
+  ASSIGN_OR_RETURN(ir::Node * fused, graph.AddNode(std::move(spec)));
+  graph.ReplaceAllUsesWith(final_value, fused->output(0));
+  for (ir::Node* n : {m.activation, m.add, m.conv}) {
+    if (n != nullptr) RETURN_IF_ERROR(graph.RemoveNode(n));
+  }
+  return graph.RenameValue(fused->output(0), final_name);
+}
+
+// Selector: Conv -> Add(residual) [-> activation].
+std::optional<ConvMatch> SelectConvAdd(const ir::Graph& graph, ir::Node* conv,
+                                       const SizesByName& sizes) {
+  if (!IsPlainFloatConv(*conv)) return std::nullopt;
+  ir::Node* add = SoleConsumer(conv->output(0));
+  if (add == nullptr || !IsDefaultOp(*add, "Add") || add->num_inputs() != 2) return std::nullopt;
+  ir::Value* other = add->input(0) == conv->output(0) ? add->input(1) : add->input(0);
+  if (other == nullptr || other == conv->output(0) || other->is_initializer() ||
+      other->dtype() != DataType::kFloat32) {
+    return std::nullopt;
+  }
+  // The residual must have exactly the conv's output sizes (no broadcasting).
+  auto a = sizes.find(conv->output(0)->name());
+  auto b = sizes.find(other->name());
+  if (a == sizes.end() || b == sizes.end() || a->second != b->second || a->second.size() != 4) {
+    return std::nullopt;
+  }
+  ConvMatch m{conv, add, other, nullptr, {}};
+  if (ir::Node* act = SoleConsumer(add->output(0))) {
+    if (auto activation = ActivationOf(*act, graph.onnx_opset())) {
+      m.activation = act;
+      m.act = *activation;
+    }
+  }
+  return m;
+}
+
+std::optional<ConvMatch> SelectConvActivation(const ir::Graph& graph, ir::Node* conv) {
+  if (!IsPlainFloatConv(*conv)) return std::nullopt;
+  ir::Node* act = SoleConsumer(conv->output(0));
+  if (act == nullptr) return std::nullopt;
+  auto activation = ActivationOf(*act, graph.onnx_opset());
+  if (!activation) return std::nullopt;
+  return ConvMatch{conv, nullptr, nullptr, act, *activation};
+}
+
+// Applies the first match, then searches again from the start: a rewrite frees nodes and
+// values that another match found in the same sweep could refer to.
+template <typename Selector>
+StatusOr<int> FuseAll(ir::Graph& graph, Selector select) {
+  int count = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::Node* node : graph.nodes()) {
+      if (auto match = select(graph, node)) {
+        RETURN_IF_ERROR(ApplyConvMatch(graph, *match));
+        ++count;
+        changed = true;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
+StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes) {
+  return FuseAll(graph, [&](const ir::Graph& g, ir::Node* node) {
+    return SelectConvAdd(g, node, sizes);
+  });
+}
+
+StatusOr<int> FuseConvActivation(ir::Graph& graph) { return FuseAll(graph, SelectConvActivation); }
+
+StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
+  FusionReport report;
+  ASSIGN_OR_RETURN(report.conv_add, FuseConvAdd(graph, sizes));
+  ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph));
+  RETURN_IF_ERROR(graph.SortTopologically());
+  return report;
+}
+
+}  // namespace qtune::runtime

@@ -1,0 +1,48 @@
+#include "runtime/fusion/fused_ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace qtune::runtime {
+
+bool IsQtuneOp(const ir::Node& node, const char* op_type) {
+  return node.domain() == kQtuneDomain && node.op_type() == op_type;
+}
+
+bool IsFusibleActivation(const ir::Node& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
+  const std::string& op = node.op_type();
+  return op == "Relu" || op == "LeakyRelu" || op == "Clip" || op == "Sigmoid" ||
+         op == "HardSigmoid" || op == "HardSwish" || op == "Tanh";
+}
+
+Activation ReadActivation(const ir::Node& node) {
+  return Activation{node.GetString("activation", ""), node.GetFloats("activation_params", {})};
+}
+
+void ApplyActivation(const Activation& a, float* data, int64_t n) {
+  auto param = [&](size_t i, float fallback) { return i < a.params.size() ? a.params[i] : fallback; };
+  if (a.op.empty()) return;
+  if (a.op == "Relu") {
+    for (int64_t i = 0; i < n; ++i) data[i] = std::max(data[i], 0.0f);
+  } else if (a.op == "LeakyRelu") {
+    float alpha = param(0, 0.01f);
+    for (int64_t i = 0; i < n; ++i) data[i] = data[i] < 0 ? data[i] * alpha : data[i];
+  } else if (a.op == "Clip") {
+    float lo = param(0, -INFINITY), hi = param(1, INFINITY);
+    for (int64_t i = 0; i < n; ++i) data[i] = std::min(std::max(data[i], lo), hi);
+  } else if (a.op == "Sigmoid") {
+    for (int64_t i = 0; i < n; ++i) data[i] = 1.0f / (1.0f + std::exp(-data[i]));
+  } else if (a.op == "HardSigmoid") {
+    float alpha = param(0, 0.2f), beta = param(1, 0.5f);
+    for (int64_t i = 0; i < n; ++i) data[i] = std::clamp(alpha * data[i] + beta, 0.0f, 1.0f);
+  } else if (a.op == "HardSwish") {
+    for (int64_t i = 0; i < n; ++i) {
+      data[i] = data[i] * std::clamp(data[i] / 6.0f + 0.5f, 0.0f, 1.0f);
+    }
+  } else if (a.op == "Tanh") {
+    for (int64_t i = 0; i < n; ++i) data[i] = std::tanh(data[i]);
+  }
+}
+
+}  // namespace qtune::runtime

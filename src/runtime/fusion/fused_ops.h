@@ -1,0 +1,40 @@
+// qtune's own fused operators, in the custom domain "qtune". The compiler rewrites ONNX
+// patterns into them (one selector + action per pattern, in this folder) so that one plan
+// step runs the whole pattern. Each has a reference kernel (fused_reference.cc) composed
+// from the ONNX reference semantics, so fusions are tested like any other op.
+//
+// qtune::FusedConv   inputs: X, W, [B], [Sum]    attributes: Conv's, plus
+//   activation (string: "", Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh)
+//   activation_params (floats: LeakyRelu {alpha}; Clip {min, max}; HardSigmoid {alpha, beta})
+//   Y = activation(Conv(X, W, B) + Sum)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace qtune::runtime {
+
+inline constexpr char kQtuneDomain[] = "qtune";
+inline constexpr size_t kFusedConvSumInput = 3;
+
+bool IsQtuneOp(const ir::Node& node, const char* op_type);
+inline bool IsFusedConv(const ir::Node& node) { return IsQtuneOp(node, "FusedConv"); }
+
+// An elementwise activation that can follow a fused producer.
+struct Activation {
+  std::string op;             // "" for none
+  std::vector<float> params;  // see above
+};
+
+// True for the ONNX activations a fused producer can absorb (Relu, LeakyRelu, Clip,
+// Sigmoid, HardSigmoid, HardSwish, Tanh). Clip also needs constant min/max (the fusion
+// selector checks that).
+bool IsFusibleActivation(const ir::Node& node);
+Activation ReadActivation(const ir::Node& fused_node);
+// Applies `activation` in place to n floats.
+void ApplyActivation(const Activation& activation, float* data, int64_t n);
+
+}  // namespace qtune::runtime

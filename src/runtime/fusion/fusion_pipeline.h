@@ -1,0 +1,30 @@
+// The runtime's graph fusions, run by Compile on a copy of the graph once concrete sizes
+// are known. Each fusion is a read-only selector (finds a pattern, returns a match) and an
+// action (rewrites the graph for that match); RunFusions fixes their order.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace qtune::runtime {
+
+// Concrete sizes of every value by name (from shape inference). Selectors use them to
+// prove a rewrite safe, e.g. that a residual Add does not broadcast.
+using SizesByName = std::unordered_map<std::string, std::vector<int64_t>>;
+
+struct FusionReport {
+  int conv_add = 0;
+  int conv_activation = 0;
+};
+
+StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes);
+
+// Individual fusions (exposed for tests). Each returns how many matches it rewrote.
+StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes);  // Conv->Add[->act]
+StatusOr<int> FuseConvActivation(ir::Graph& graph);                     // Conv->activation
+
+}  // namespace qtune::runtime

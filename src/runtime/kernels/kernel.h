@@ -1,0 +1,73 @@
+// The executable tier of the runtime: a Kernel is one compiled step of a plan, created
+// once for concrete input sizes (primitives built, weights reordered) and run many times.
+//
+// Tensors handed to Run() carry *physical* sizes: a value in kNhwc layout with logical
+// (ONNX) sizes [N,C,H,W] is passed as [N,H,W,C]. Kernels learn layouts when they are
+// created, never at run time.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ir/graph.h"
+#include "runtime/shape/shape_registry.h"
+
+namespace qtune::runtime {
+
+enum class Layout : uint8_t {
+  kPlain,  // ONNX's row-major order of the logical sizes
+  kNhwc,   // rank-4 activations stored channels-last, as oneDNN's convolutions prefer
+};
+
+const char* LayoutName(Layout layout);
+// Physical sizes of a value with logical `sizes` stored in `layout`.
+std::vector<int64_t> PhysicalSizes(const std::vector<int64_t>& sizes, Layout layout);
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Implementation name for plan printing, e.g. "onednn:brgconv:avx512_core".
+  virtual std::string Describe() const = 0;
+  // inputs[i] is invalid for an omitted optional input. Output tensors are preallocated
+  // with the sizes shape inference computed (physical order).
+  virtual Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) = 0;
+};
+
+struct KernelRequest {
+  const ir::Node& node;
+  int64_t opset;
+  int threads;
+  std::vector<const ValueInfo*> inputs;   // nullptr for omitted inputs
+  std::vector<const ValueInfo*> outputs;  // nullptr for omitted outputs
+  std::vector<Layout> input_layouts;      // where each input currently lives
+};
+
+struct KernelChoice {
+  std::unique_ptr<Kernel> kernel;
+  std::vector<Layout> input_layouts;   // layouts the kernel reads; the compiler reorders
+  std::vector<Layout> output_layouts;  // layouts the kernel writes
+};
+
+// A factory returns nullopt when it does not apply to the request (another tier is tried),
+// an error when it applies but the request is invalid.
+using KernelFactory = StatusOr<std::optional<KernelChoice>> (*)(const KernelRequest& request);
+inline StatusOr<std::optional<KernelChoice>> NotApplicable() {
+  return std::optional<KernelChoice>();
+}
+
+// Fast tier (oneDNN), one factory per op family.
+StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest& request);
+// Layout conversion between kPlain and kNhwc for one value.
+StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
+                                                      const std::vector<int64_t>& sizes,
+                                                      Layout from, Layout to);
+// Reference tier: always applies to ops with a reference kernel; keeps kNhwc for
+// elementwise ops whose operands allow it.
+StatusOr<std::optional<KernelChoice>> CreateReferenceKernel(const KernelRequest& request);
+
+}  // namespace qtune::runtime

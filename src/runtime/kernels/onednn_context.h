@@ -1,0 +1,43 @@
+// Shared oneDNN state for the fast kernels: one CPU engine and stream per process, and
+// the conversions from qtune types to oneDNN's. oneDNN errors are caught here and in each
+// kernel and turned into Status (no dnnl::error crosses a module boundary).
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace qtune::runtime::onednn {
+
+dnnl::engine& Engine();
+// The stream kernels execute on (in-order CPU stream; execution is synchronous).
+dnnl::stream& Stream();
+
+// Sets the OpenMP thread count oneDNN uses. oneDNN bakes the count into primitives when
+// they are created, so call this before creating and before running (threads <= 0 leaves
+// the current setting).
+void SetThreads(int threads);
+
+StatusOr<dnnl::memory::data_type> ToDnnl(DataType dtype);
+dnnl::memory::dims ToDims(const std::vector<int64_t>& sizes);
+// Plain row-major tag for a rank (a, ab, abc, abcd, abcde).
+dnnl::memory::format_tag PlainTag(size_t rank);
+
+// A memory object over caller-owned data (no copy).
+dnnl::memory WrapMemory(const dnnl::memory::desc& desc, const void* data);
+// Copies `tensor` into a new memory object with layout `desc` (weights reordering).
+StatusOr<dnnl::memory> ReorderConstant(const Tensor& tensor, const dnnl::memory::desc& plain,
+                                       const dnnl::memory::desc& target);
+
+// The implementation name of a primitive descriptor, e.g. "brgconv:avx512_core".
+std::string ImplName(const dnnl::primitive_desc_base& pd);
+// oneDNN's reference implementations are orders of magnitude slower; kernels refuse them.
+bool IsReferenceImpl(const std::string& impl_name);
+
+Status FromDnnlError(const dnnl::error& e, const std::string& context);
+
+}  // namespace qtune::runtime::onednn

@@ -1,0 +1,162 @@
+// oneDNN fp32 2-D convolution: Conv and the fused qtune::FusedConv (bias, residual sum and
+// activation as post-ops). Activations in kNhwc; weights reordered once at creation into
+// the layout the primitive chose.
+#include <cstring>
+
+#include "runtime/fusion/fused_ops.h"
+#include "runtime/kernels/kernel.h"
+#include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_post_ops.h"
+
+namespace qtune::runtime {
+namespace {
+
+using dnnl::memory;
+
+class OnednnConvKernel : public Kernel {
+ public:
+  OnednnConvKernel(dnnl::convolution_forward::primitive_desc pd, memory weights,
+                   std::optional<memory> bias, bool has_sum)
+      : pd_(std::move(pd)),
+        primitive_(pd_),
+        weights_(std::move(weights)),
+        bias_(std::move(bias)),
+        has_sum_(has_sum),
+        impl_(onednn::ImplName(pd_)) {}
+
+  std::string Describe() const override { return "onednn:" + impl_; }
+
+  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    try {
+      memory src = onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data());
+      memory dst = onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data());
+      if (has_sum_) {
+        const Tensor& sum = inputs[kFusedConvSumInput];
+        std::memcpy(outputs[0].raw_data(), sum.raw_data(), outputs[0].byte_size());
+      }
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
+      if (bias_) args[DNNL_ARG_BIAS] = *bias_;
+      primitive_.execute(onednn::Stream(), args);
+      onednn::Stream().wait();
+      return Status::Ok();
+    } catch (const dnnl::error& e) {
+      return onednn::FromDnnlError(e, "running convolution");
+    }
+  }
+
+ private:
+  dnnl::convolution_forward::primitive_desc pd_;
+  dnnl::convolution_forward primitive_;
+  memory weights_;
+  std::optional<memory> bias_;
+  bool has_sum_;
+  std::string impl_;
+};
+
+struct ConvGeometry {
+  memory::dims strides, dilations, pad_begin, pad_end;
+};
+
+ConvGeometry ComputeGeometry(const ir::Node& node, const std::vector<int64_t>& x,
+                             const std::vector<int64_t>& w, const std::vector<int64_t>& y) {
+  ConvGeometry g;
+  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
+  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
+  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
+  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t effective = (w[i + 2] - 1) * dilations[i] + 1;
+    int64_t begin = pads[i], end = pads[i + 2];
+    if (auto_pad == "VALID") {
+      begin = end = 0;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, (y[i + 2] - 1) * strides[i] + effective - x[i + 2]);
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    }
+    // oneDNN wants the right padding that makes its output size match ONNX's.
+    end = (y[i + 2] - 1) * strides[i] + effective - x[i + 2] - begin;
+    g.strides.push_back(strides[i]);
+    g.dilations.push_back(dilations[i] - 1);
+    g.pad_begin.push_back(begin);
+    g.pad_end.push_back(end);
+  }
+  return g;
+}
+
+}  // namespace
+
+StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest& request) {
+  const ir::Node& node = request.node;
+  bool fused = IsFusedConv(node);
+  if (!fused && !(node.op_type() == "Conv" && node.domain().empty())) return NotApplicable();
+  if (request.inputs.size() < 2 || request.inputs[0] == nullptr || request.inputs[1] == nullptr) {
+    return NotApplicable();
+  }
+  const ValueInfo& x = *request.inputs[0];
+  const ValueInfo& w = *request.inputs[1];
+  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  const ValueInfo* sum = request.inputs.size() > kFusedConvSumInput
+                             ? request.inputs[kFusedConvSumInput]
+                             : nullptr;
+  if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 || x.sizes.size() != 4 ||
+      !w.has_constant() || (b != nullptr && !b->has_constant())) {
+    return NotApplicable();
+  }
+  const std::vector<int64_t>& y = request.outputs[0]->sizes;
+  int64_t group = node.GetInt("group", 1);
+  ConvGeometry geo = ComputeGeometry(node, x.sizes, w.sizes, y);
+  onednn::SetThreads(request.threads);
+  try {
+    memory::dims w_dims = onednn::ToDims(w.sizes);
+    memory::format_tag w_plain_tag = memory::format_tag::oihw;
+    if (group > 1) {
+      w_dims = {group, w.sizes[0] / group, w.sizes[1], w.sizes[2], w.sizes[3]};
+      w_plain_tag = memory::format_tag::goihw;
+    }
+    memory::desc src_md(onednn::ToDims(x.sizes), memory::data_type::f32, memory::format_tag::nhwc);
+    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, memory::format_tag::nhwc);
+    memory::desc w_any(w_dims, memory::data_type::f32, memory::format_tag::any);
+    memory::desc b_md({w.sizes[0]}, memory::data_type::f32, memory::format_tag::a);
+    auto desc = b != nullptr
+                    ? dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          src_md, w_any, b_md, dst_md, geo.strides, geo.dilations, geo.pad_begin,
+                          geo.pad_end)
+                    : dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          src_md, w_any, dst_md, geo.strides, geo.dilations, geo.pad_begin,
+                          geo.pad_end);
+    dnnl::post_ops post_ops;
+    if (sum != nullptr) post_ops.append_sum(1.0f);
+    if (fused) {
+      ASSIGN_OR_RETURN(bool appended, AppendActivation(node, post_ops));
+      if (!appended) return NotApplicable();
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post_ops);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::Engine());
+    std::string impl = onednn::ImplName(pd);
+    if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+    memory::desc w_plain(w_dims, memory::data_type::f32, w_plain_tag);
+    ASSIGN_OR_RETURN(memory weights, onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
+    std::optional<memory> bias;
+    if (b != nullptr) {
+      ASSIGN_OR_RETURN(bias, onednn::ReorderConstant(b->constant, b_md, b_md));
+    }
+    KernelChoice choice;
+    choice.kernel = std::make_unique<OnednnConvKernel>(pd, std::move(weights), std::move(bias),
+                                                       sum != nullptr);
+    choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
+    choice.input_layouts[0] = Layout::kNhwc;
+    if (sum != nullptr) choice.input_layouts[kFusedConvSumInput] = Layout::kNhwc;
+    choice.output_layouts = {Layout::kNhwc};
+    return std::optional<KernelChoice>(std::move(choice));
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return NotApplicable();
+    return onednn::FromDnnlError(e, node.DebugName());
+  }
+}
+
+}  // namespace qtune::runtime

@@ -1,0 +1,40 @@
+#include "runtime/kernels/onednn_post_ops.h"
+
+#include <cmath>
+
+#include "runtime/fusion/fused_ops.h"
+
+namespace qtune::runtime {
+
+StatusOr<bool> AppendActivation(const ir::Node& fused_node, dnnl::post_ops& post_ops) {
+  Activation a = ReadActivation(fused_node);
+  auto param = [&](size_t i, float fallback) { return i < a.params.size() ? a.params[i] : fallback; };
+  using alg = dnnl::algorithm;
+  if (a.op.empty()) return true;
+  if (a.op == "Relu") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+  } else if (a.op == "LeakyRelu") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_relu, param(0, 0.01f), 0.0f);
+  } else if (a.op == "Clip") {
+    float lo = param(0, -INFINITY), hi = param(1, INFINITY);
+    if (!std::isfinite(lo) || !std::isfinite(hi)) {
+      lo = std::isfinite(lo) ? lo : -3.4e38f;
+      hi = std::isfinite(hi) ? hi : 3.4e38f;
+    }
+    post_ops.append_eltwise(1.0f, alg::eltwise_clip, lo, hi);
+  } else if (a.op == "Sigmoid") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
+  } else if (a.op == "HardSigmoid") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
+    post_ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+  } else if (a.op == "HardSwish") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
+  } else if (a.op == "Tanh") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace qtune::runtime

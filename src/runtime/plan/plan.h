@@ -1,0 +1,59 @@
+// A Plan: the graph compiled for one set of concrete input sizes. Plain data: dense
+// integer ids for values, a list of steps (one kernel each) in execution order, and the
+// arena layout from the memory planner. It can print itself.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ir/graph.h"
+#include "runtime/kernels/kernel.h"
+
+namespace qtune::runtime {
+
+struct PlanValue {
+  enum class Kind : uint8_t {
+    kInput,         // bound to the caller's tensor at run time
+    kConstant,      // known at compile time (initializers, folded shape computations)
+    kIntermediate,  // lives in the arena at `arena_offset`
+    kOutput,        // a graph output: allocated for the caller at each run
+  };
+  std::string name;
+  Kind kind = Kind::kIntermediate;
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> sizes;  // logical (ONNX) sizes
+  Layout layout = Layout::kPlain;
+  int64_t arena_offset = -1;
+  Tensor constant;  // for kConstant, in `layout`
+
+  std::vector<int64_t> physical_sizes() const { return PhysicalSizes(sizes, layout); }
+  int64_t byte_size() const;
+};
+
+struct PlanStep {
+  std::string node_name;  // the graph node, or "reorder <value>" for inserted reorders
+  std::string op_type;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int> inputs;   // value ids; -1 for an omitted input
+  std::vector<int> outputs;  // value ids; -1 for an omitted output
+};
+
+struct Plan {
+  // The graph the steps were compiled from (after fusions); kernels refer to its nodes.
+  std::unique_ptr<ir::Graph> graph;
+  std::vector<PlanValue> values;
+  std::vector<PlanStep> steps;
+  std::vector<int> input_ids;   // in graph input order
+  std::vector<int> output_ids;  // in graph output order
+  int64_t arena_bytes = 0;
+  int threads = 1;
+
+  // One line per step: index, op, node, implementation, inputs -> outputs with sizes and
+  // layouts; then the arena size.
+  std::string ToString() const;
+};
+
+}  // namespace qtune::runtime

@@ -1,0 +1,140 @@
+#include "runtime/session.h"
+
+#include <new>
+
+#include "core/shape.h"
+#include "passes/pipeline.h"
+#include "runtime/kernels/onednn_context.h"
+#include "runtime/reference/registry.h"
+
+namespace qtune::runtime {
+namespace {
+
+std::shared_ptr<std::byte[]> AllocateArena(int64_t bytes) {
+  size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 64));
+  auto* p = static_cast<std::byte*>(::operator new[](size, std::align_val_t(64)));
+  return std::shared_ptr<std::byte[]>(
+      p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(64)); });
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Session>> Session::Create(const ir::Graph& graph,
+                                                   const SessionOptions& options) {
+  std::unique_ptr<ir::Graph> copy = graph.Clone();
+  if (options.optimize) {
+    passes::PassOptions pass_options;
+    pass_options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs,
+                                int64_t opset) { return EvaluateNode(node, inputs, opset); };
+    ASSIGN_OR_RETURN(auto report, passes::RunPipeline(*copy, pass_options));
+    (void)report;
+  }
+  return std::unique_ptr<Session>(new Session(std::move(copy), options));
+}
+
+StatusOr<Plan*> Session::PlanFor(const std::map<std::string, std::vector<int64_t>>& sizes) {
+  auto it = plans_.find(sizes);
+  if (it != plans_.end()) return it->second.get();
+  CompileOptions compile_options{options_.threads, options_.use_onednn, options_.optimize};
+  ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(*graph_, sizes, compile_options));
+  Plan* raw = plan.get();
+  arenas_[raw] = AllocateArena(plan->arena_bytes);
+  plans_[sizes] = std::move(plan);
+  return raw;
+}
+
+StatusOr<const Plan*> Session::Prepare(const std::map<std::string, std::vector<int64_t>>& sizes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ASSIGN_OR_RETURN(Plan * plan, PlanFor(sizes));
+  return plan;
+}
+
+StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<std::string, std::vector<int64_t>> sizes;
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [name, tensor] : inputs) {
+    if (!by_name.emplace(name, &tensor).second) {
+      return InvalidArgumentError("input '" + name + "' is given twice");
+    }
+  }
+  for (const ir::Value* input : graph_->inputs()) {
+    auto it = by_name.find(input->name());
+    if (it == by_name.end()) {
+      return InvalidArgumentError("missing input '" + input->name() + "'");
+    }
+    const Tensor& t = *it->second;
+    if (t.dtype() != input->dtype()) {
+      return InvalidArgumentError("input '" + input->name() + "' is " +
+                                  std::string(DataTypeName(t.dtype())) + " but the model expects " +
+                                  std::string(DataTypeName(input->dtype())));
+    }
+    const auto& shape = input->type().shape;
+    if (shape) {
+      if (shape->rank() != t.rank()) {
+        return InvalidArgumentError("input '" + input->name() + "' has rank " +
+                                    std::to_string(t.rank()) + " but the model expects " +
+                                    shape->ToString());
+      }
+      for (size_t d = 0; d < t.rank(); ++d) {
+        if (shape->dim(d).is_known() && shape->dim(d).value != t.size(d)) {
+          return InvalidArgumentError("input '" + input->name() + "' has sizes [" +
+                                      SizesToString(t.sizes()) + "] but the model expects " +
+                                      shape->ToString());
+        }
+      }
+    }
+    sizes[input->name()] = t.sizes();
+  }
+  if (by_name.size() != graph_->inputs().size()) {
+    for (const auto& [name, tensor] : by_name) {
+      if (graph_->FindValue(name) == nullptr || !graph_->FindValue(name)->is_graph_input()) {
+        return InvalidArgumentError("the model has no input named '" + name + "'");
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(Plan * plan, PlanFor(sizes));
+
+  std::vector<Tensor> slots(plan->values.size());
+  std::byte* arena = arenas_.at(plan).get();
+  for (size_t i = 0; i < plan->input_ids.size(); ++i) {
+    slots[plan->input_ids[i]] = *by_name.at(graph_->inputs()[i]->name());
+  }
+  for (size_t id = 0; id < plan->values.size(); ++id) {
+    PlanValue& v = plan->values[id];
+    switch (v.kind) {
+      case PlanValue::Kind::kConstant:
+        slots[id] = v.constant;
+        break;
+      case PlanValue::Kind::kIntermediate:
+        slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), arena + v.arena_offset);
+        break;
+      case PlanValue::Kind::kOutput: {
+        ASSIGN_OR_RETURN(slots[id], Tensor::Allocate(v.dtype, v.physical_sizes()));
+        break;
+      }
+      case PlanValue::Kind::kInput:
+        break;
+    }
+  }
+  if (options_.use_onednn) onednn::SetThreads(plan->threads);
+  std::vector<Tensor> step_inputs, step_outputs;
+  for (PlanStep& step : plan->steps) {
+    step_inputs.clear();
+    step_outputs.clear();
+    for (int id : step.inputs) step_inputs.push_back(id < 0 ? Tensor() : slots[id]);
+    for (int id : step.outputs) step_outputs.push_back(id < 0 ? Tensor() : slots[id]);
+    Status s = step.kernel->Run(step_inputs, step_outputs);
+    if (!s.ok()) return s.WithContext(step.op_type + " '" + step.node_name + "'");
+  }
+  NamedTensors outputs;
+  for (size_t i = 0; i < plan->output_ids.size(); ++i) {
+    const PlanValue& v = plan->values[plan->output_ids[i]];
+    Tensor t = slots[plan->output_ids[i]];
+    if (v.kind != PlanValue::Kind::kOutput) t = t.Clone();
+    outputs.emplace_back(graph_->outputs()[i]->name(), std::move(t));
+  }
+  return outputs;
+}
+
+}  // namespace qtune::runtime

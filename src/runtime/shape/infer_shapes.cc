@@ -1,0 +1,136 @@
+#include "runtime/shape/infer_shapes.h"
+
+#include <algorithm>
+
+#include "core/shape.h"
+#include "runtime/reference/registry.h"
+
+namespace qtune::runtime {
+namespace {
+
+// Ops whose output depends on data values, not only on shapes: never evaluated on zeros.
+bool IsDataDependent(const std::string& op) {
+  return op == "NonZero" || op == "Unique" || op == "NonMaxSuppression" || op == "Compress" ||
+         op == "RandomNormal" || op == "RandomUniform" || op == "RandomNormalLike" ||
+         op == "RandomUniformLike" || op == "Multinomial" || op == "Bernoulli";
+}
+
+StatusOr<std::vector<ValueInfo>> ShapeOrSize(const ir::Node& node, const ValueInfo& in,
+                                             int64_t opset) {
+  int64_t rank = static_cast<int64_t>(in.sizes.size());
+  Tensor result;
+  if (node.op_type() == "Size") {
+    result = Tensor::Scalar<int64_t>(NumElements(in.sizes));
+  } else {
+    int64_t start = opset >= 15 ? node.GetInt("start", 0) : 0;
+    int64_t end = opset >= 15 ? node.GetInt("end", rank) : rank;
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    std::vector<int64_t> dims(in.sizes.begin() + start, in.sizes.begin() + end);
+    result = Tensor::FromVector<int64_t>({static_cast<int64_t>(dims.size())}, dims);
+  }
+  ValueInfo info = MakeInfo(DataType::kInt64, result.sizes());
+  info.constant = std::move(result);
+  return std::vector<ValueInfo>{std::move(info)};
+}
+
+StatusOr<std::vector<ValueInfo>> EvaluateToInfos(const ir::Node& node,
+                                                 const std::vector<Tensor>& inputs, int64_t opset,
+                                                 bool keep_values) {
+  ASSIGN_OR_RETURN(std::vector<Tensor> outputs, EvaluateNode(node, inputs, opset));
+  std::vector<ValueInfo> infos;
+  for (Tensor& t : outputs) {
+    ValueInfo info = MakeInfo(t.dtype(), t.sizes());
+    if (keep_values) info.constant = std::move(t);
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+}  // namespace
+
+StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
+                                   const std::map<std::string, std::vector<int64_t>>& input_sizes,
+                                   const ShapeInferenceOptions& options) {
+  ValueInfoMap infos;
+  int64_t opset = graph.onnx_opset();
+  for (const ir::Value* input : graph.inputs()) {
+    auto it = input_sizes.find(input->name());
+    if (it == input_sizes.end()) {
+      return InvalidArgumentError("no sizes given for graph input '" + input->name() + "'");
+    }
+    infos[input] = MakeInfo(input->dtype(), it->second);
+  }
+  for (const ir::Value* init : graph.initializers()) {
+    ValueInfo info = MakeInfo(init->dtype(), init->initializer().sizes());
+    info.constant = init->initializer();
+    infos[init] = std::move(info);
+  }
+  ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.TopologicalOrder());
+  for (const ir::Node* node : order) {
+    std::vector<const ValueInfo*> in;
+    bool all_constant = true;
+    int64_t constant_elements = 0;
+    for (const ir::Value* v : node->inputs()) {
+      if (v == nullptr) {
+        in.push_back(nullptr);
+        continue;
+      }
+      auto it = infos.find(v);
+      if (it == infos.end()) {
+        return InternalError(node->DebugName() + ": input '" + v->name() + "' has no shape");
+      }
+      in.push_back(&it->second);
+      all_constant = all_constant && it->second.has_constant();
+      constant_elements += NumElements(it->second.sizes);
+    }
+    bool default_domain = node->domain().empty() || node->domain() == "ai.onnx";
+    const std::string& op = node->op_type();
+    StatusOr<std::vector<ValueInfo>> result = std::vector<ValueInfo>{};
+    if (default_domain && (op == "Shape" || op == "Size") && !in.empty() && in[0] != nullptr) {
+      result = ShapeOrSize(*node, *in[0], opset);
+    } else if (default_domain && all_constant && !IsDataDependent(op) &&
+               constant_elements <= options.max_constant_eval_elements &&
+               node->implicit_inputs().empty()) {
+      std::vector<Tensor> values;
+      for (const ValueInfo* info : in) values.push_back(info ? info->constant : Tensor());
+      result = EvaluateToInfos(*node, values, opset, /*keep_values=*/true);
+    } else if (ShapeFn fn = (default_domain || node->domain() == "qtune")
+                                ? ShapeRegistry::Get().Find(op)
+                                : nullptr) {
+      result = fn(ShapeArgs{*node, in, opset});
+    } else if (default_domain && !IsDataDependent(op)) {
+      std::vector<Tensor> zeros;
+      for (const ValueInfo* info : in) {
+        if (info == nullptr) {
+          zeros.emplace_back();
+        } else if (info->has_constant()) {
+          zeros.push_back(info->constant);
+        } else {
+          ASSIGN_OR_RETURN(Tensor z, Tensor::Allocate(info->dtype, info->sizes));
+          zeros.push_back(std::move(z));
+        }
+      }
+      result = EvaluateToInfos(*node, zeros, opset, /*keep_values=*/false);
+    } else {
+      result = UnimplementedError(node->DebugName() + " (domain '" + node->domain() +
+                                  "'): output sizes cannot be determined before running");
+    }
+    if (!result.ok()) return result.status();
+    std::vector<ValueInfo>& outs = *result;
+    for (size_t i = 0; i < node->num_outputs(); ++i) {
+      const ir::Value* out = node->output(i);
+      if (out == nullptr) continue;
+      if (i >= outs.size() || (outs[i].dtype == DataType::kUndefined && !out->uses().empty())) {
+        return InternalError(node->DebugName() + ": shape inference gave no info for output '" +
+                             out->name() + "'");
+      }
+      infos[out] = std::move(outs[i]);
+    }
+  }
+  return infos;
+}
+
+}  // namespace qtune::runtime

@@ -1,0 +1,380 @@
+// Shape functions of the data-movement ops. Ops whose output sizes come from another
+// input's values (Reshape's shape, Slice's starts, Resize's sizes, ...) need that input to
+// be a compile-time constant; the shape inference walk makes shape subgraphs constant.
+#include <algorithm>
+#include <cmath>
+
+#include "core/shape.h"
+#include "runtime/shape/shape_registry.h"
+
+namespace qtune::runtime {
+namespace {
+
+// Values of constant integer input `i`; Unimplemented if it is not a compile-time constant.
+StatusOr<std::vector<int64_t>> ConstantInts(const ShapeArgs& args, size_t i, const char* what) {
+  if (!args.has_input(i) || !args.input(i).has_constant()) {
+    return UnimplementedError(args.node.DebugName() + ": input '" + what +
+                              "' is computed at run time; qtune needs it to be constant");
+  }
+  const Tensor& t = args.input(i).constant;
+  std::vector<int64_t> out(t.num_elements());
+  if (t.dtype() == DataType::kInt64) {
+    std::copy(t.data<int64_t>(), t.data<int64_t>() + out.size(), out.begin());
+  } else if (t.dtype() == DataType::kInt32) {
+    std::copy(t.data<int32_t>(), t.data<int32_t>() + out.size(), out.begin());
+  } else {
+    return ShapeError(args.node, std::string("input '") + what + "' must be int32 or int64");
+  }
+  return out;
+}
+
+StatusOr<std::vector<float>> ConstantFloats(const ShapeArgs& args, size_t i, const char* what) {
+  if (!args.has_input(i) || !args.input(i).has_constant()) {
+    return UnimplementedError(args.node.DebugName() + ": input '" + what +
+                              "' is computed at run time; qtune needs it to be constant");
+  }
+  const Tensor& t = args.input(i).constant;
+  if (t.dtype() != DataType::kFloat32) return ShapeError(args.node, "scales must be float32");
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.num_elements());
+}
+
+StatusOr<int64_t> Axis(const ShapeArgs& args, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    return ShapeError(args.node, "axis " + std::to_string(axis) + " is out of range for rank " +
+                                     std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<ValueInfo> One(DataType dtype, std::vector<int64_t> sizes) {
+  return {MakeInfo(dtype, std::move(sizes))};
+}
+
+StatusOr<std::vector<ValueInfo>> ReshapeShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  std::vector<int64_t> shape;
+  if (args.opset < 5) {
+    shape = args.node.GetInts("shape", {});
+  } else {
+    ASSIGN_OR_RETURN(shape, ConstantInts(args, 1, "shape"));
+  }
+  bool allowzero = args.node.GetInt("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowzero) {
+      if (i >= in.size()) return ShapeError(args.node, "shape copies a dimension that X lacks");
+      shape[i] = in[i];
+    }
+    if (shape[i] == -1) {
+      if (infer >= 0) return ShapeError(args.node, "shape has more than one -1");
+      infer = static_cast<int64_t>(i);
+    } else if (shape[i] < 0) {
+      return ShapeError(args.node, "shape has a negative size");
+    } else {
+      known *= shape[i];
+    }
+  }
+  int64_t total = NumElements(in);
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) {
+      return ShapeError(args.node, "cannot infer -1 reshaping [" + SizesToString(in) + "]");
+    }
+    shape[infer] = total / known;
+  }
+  if (NumElements(shape) != total) {
+    return ShapeError(args.node, "cannot reshape [" + SizesToString(in) + "] to [" +
+                                     SizesToString(shape) + "]");
+  }
+  return One(args.input(0).dtype, std::move(shape));
+}
+
+StatusOr<std::vector<ValueInfo>> FlattenShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  int64_t rank = static_cast<int64_t>(in.size());
+  int64_t axis = args.node.GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return ShapeError(args.node, "axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= in[i];
+  return One(args.input(0).dtype, {outer, inner});
+}
+
+StatusOr<std::vector<ValueInfo>> TransposeShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  std::vector<int64_t> perm = args.node.GetInts("perm", {});
+  if (perm.empty()) {
+    for (int64_t i = static_cast<int64_t>(in.size()) - 1; i >= 0; --i) perm.push_back(i);
+  }
+  if (perm.size() != in.size()) return ShapeError(args.node, "perm does not match the rank");
+  std::vector<int64_t> out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(in.size())) return ShapeError(args.node, "bad perm");
+    out.push_back(in[p]);
+  }
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<int64_t>> AxesFromAttrOrInput(const ShapeArgs& args, int64_t input_opset) {
+  if (args.opset >= input_opset) {
+    if (!args.has_input(1)) return std::vector<int64_t>{};
+    return ConstantInts(args, 1, "axes");
+  }
+  return args.node.GetInts("axes", {});
+}
+
+StatusOr<std::vector<ValueInfo>> SqueezeShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, AxesFromAttrOrInput(args, 13));
+  std::vector<bool> drop(in.size(), false);
+  for (int64_t a : axes) {
+    ASSIGN_OR_RETURN(int64_t axis, Axis(args, a, static_cast<int64_t>(in.size())));
+    if (in[axis] != 1) return ShapeError(args.node, "cannot squeeze a dimension that is not 1");
+    drop[axis] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (axes.empty() ? in[i] != 1 : !drop[i]) out.push_back(in[i]);
+  }
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> UnsqueezeShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, AxesFromAttrOrInput(args, 13));
+  int64_t rank = static_cast<int64_t>(in.size() + axes.size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : axes) {
+    ASSIGN_OR_RETURN(int64_t axis, Axis(args, a, rank));
+    if (inserted[axis]) return ShapeError(args.node, "axes has a duplicate");
+    inserted[axis] = true;
+  }
+  std::vector<int64_t> out;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[i] ? 1 : in[next++]);
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> ConcatShape(const ShapeArgs& args) {
+  std::vector<int64_t> out = args.input(0).sizes;
+  ASSIGN_OR_RETURN(int64_t axis,
+                   Axis(args, args.node.GetInt("axis", 0), static_cast<int64_t>(out.size())));
+  out[axis] = 0;
+  for (size_t i = 0; i < args.inputs.size(); ++i) {
+    if (!args.has_input(i)) continue;
+    const auto& s = args.input(i).sizes;
+    if (s.size() != out.size()) return ShapeError(args.node, "inputs differ in rank");
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (static_cast<int64_t>(d) != axis && s[d] != out[d]) {
+        return ShapeError(args.node, "inputs differ outside the concat axis");
+      }
+    }
+    out[axis] += s[axis];
+  }
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> SplitShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  ASSIGN_OR_RETURN(int64_t axis,
+                   Axis(args, args.node.GetInt("axis", 0), static_cast<int64_t>(in.size())));
+  std::vector<int64_t> split;
+  if (args.opset >= 13 && args.has_input(1)) {
+    ASSIGN_OR_RETURN(split, ConstantInts(args, 1, "split"));
+  } else if (args.opset < 13) {
+    split = args.node.GetInts("split", {});
+  }
+  int64_t n = static_cast<int64_t>(args.node.num_outputs());
+  if (split.empty()) {
+    int64_t chunk = (in[axis] + n - 1) / n;
+    for (int64_t i = 0; i < n; ++i) split.push_back(std::min(chunk, in[axis] - chunk * i));
+  }
+  if (static_cast<int64_t>(split.size()) != n) return ShapeError(args.node, "split count");
+  std::vector<ValueInfo> out;
+  int64_t sum = 0;
+  for (int64_t s : split) {
+    if (s < 0) return ShapeError(args.node, "negative split size");
+    std::vector<int64_t> sizes = in;
+    sizes[axis] = s;
+    sum += s;
+    out.push_back(MakeInfo(args.input(0).dtype, std::move(sizes)));
+  }
+  if (sum != in[axis]) return ShapeError(args.node, "split sizes do not add up to the axis");
+  return out;
+}
+
+StatusOr<std::vector<ValueInfo>> SliceShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (args.opset < 10) {
+    starts = args.node.GetInts("starts", {});
+    ends = args.node.GetInts("ends", {});
+    axes = args.node.GetInts("axes", {});
+  } else {
+    ASSIGN_OR_RETURN(starts, ConstantInts(args, 1, "starts"));
+    ASSIGN_OR_RETURN(ends, ConstantInts(args, 2, "ends"));
+    if (args.has_input(3)) {
+      ASSIGN_OR_RETURN(axes, ConstantInts(args, 3, "axes"));
+    }
+    if (args.has_input(4)) {
+      ASSIGN_OR_RETURN(steps, ConstantInts(args, 4, "steps"));
+    }
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    return ShapeError(args.node, "starts, ends, axes and steps differ in length");
+  }
+  std::vector<int64_t> out = in;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    ASSIGN_OR_RETURN(int64_t axis, Axis(args, axes[i], rank));
+    int64_t dim = in[axis], step = steps[i];
+    if (step == 0) return ShapeError(args.node, "step is 0");
+    auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
+      if (v < 0) v += dim;
+      return std::clamp(v, lo, hi);
+    };
+    int64_t start = step > 0 ? clamp(starts[i], 0, dim) : clamp(starts[i], 0, dim - 1);
+    int64_t end = step > 0 ? clamp(ends[i], 0, dim) : clamp(ends[i], -1, dim - 1);
+    // Large positive/negative sentinels (INT64_MAX/MIN) land on the clamps above.
+    int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
+    out[axis] = std::max<int64_t>(count, 0);
+  }
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> GatherShape(const ShapeArgs& args) {
+  const auto& data = args.input(0).sizes;
+  const auto& indices = args.input(1).sizes;
+  ASSIGN_OR_RETURN(int64_t axis,
+                   Axis(args, args.node.GetInt("axis", 0), static_cast<int64_t>(data.size())));
+  std::vector<int64_t> out(data.begin(), data.begin() + axis);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), data.begin() + axis + 1, data.end());
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> ResizeShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  std::vector<int64_t> out;
+  size_t scales_input = args.opset >= 11 ? 2 : 1;
+  if (args.opset >= 11 && args.has_input(3)) {
+    ASSIGN_OR_RETURN(out, ConstantInts(args, 3, "sizes"));
+  }
+  if (out.empty()) {
+    std::vector<float> scales;
+    if (args.node.op_type() == "Upsample" && args.opset < 9) {
+      scales = args.node.GetFloats("scales", {});
+    } else {
+      ASSIGN_OR_RETURN(scales, ConstantFloats(args, scales_input, "scales"));
+    }
+    if (scales.size() != in.size()) return ShapeError(args.node, "scales do not match the rank");
+    for (size_t i = 0; i < in.size(); ++i) {
+      out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * scales[i])));
+    }
+  }
+  if (out.size() != in.size()) return ShapeError(args.node, "sizes do not match the rank");
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> PadShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  std::vector<int64_t> pads;
+  if (args.opset < 11) {
+    pads = args.node.GetInts("pads", {});
+  } else {
+    ASSIGN_OR_RETURN(pads, ConstantInts(args, 1, "pads"));
+  }
+  std::vector<int64_t> axes;
+  if (args.opset >= 18 && args.has_input(3)) {
+    ASSIGN_OR_RETURN(axes, ConstantInts(args, 3, "axes"));
+  }
+  int64_t rank = static_cast<int64_t>(in.size());
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  if (pads.size() != 2 * axes.size()) return ShapeError(args.node, "pads has the wrong length");
+  std::vector<int64_t> out = in;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    ASSIGN_OR_RETURN(int64_t axis, Axis(args, axes[i], rank));
+    out[axis] += pads[i] + pads[i + axes.size()];
+    if (out[axis] < 0) return ShapeError(args.node, "pads remove more than the dimension");
+  }
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> ReduceShape(const ShapeArgs& args) {
+  const auto& in = args.input(0).sizes;
+  int64_t rank = static_cast<int64_t>(in.size());
+  const std::string& op = args.node.op_type();
+  bool axes_as_input = op == "ReduceSum" ? args.opset >= 13 : args.opset >= 18;
+  std::vector<int64_t> axes;
+  if (op == "ArgMax" || op == "ArgMin") {
+    axes = {args.node.GetInt("axis", 0)};
+  } else if (axes_as_input) {
+    if (args.has_input(1)) {
+      ASSIGN_OR_RETURN(axes, ConstantInts(args, 1, "axes"));
+    }
+  } else {
+    axes = args.node.GetInts("axes", {});
+  }
+  bool keepdims = args.node.GetInt("keepdims", 1) != 0;
+  if (axes.empty() && args.node.GetInt("noop_with_empty_axes", 0) != 0) {
+    return One(args.input(0).dtype, in);
+  }
+  std::vector<bool> reduced(in.size(), axes.empty());
+  for (int64_t a : axes) {
+    ASSIGN_OR_RETURN(int64_t axis, Axis(args, a, rank));
+    reduced[axis] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!reduced[i]) out.push_back(in[i]);
+    else if (keepdims) out.push_back(1);
+  }
+  DataType dtype = (op == "ArgMax" || op == "ArgMin") ? DataType::kInt64 : args.input(0).dtype;
+  return One(dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> ExpandShape(const ShapeArgs& args) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(args, 1, "shape"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> out, BroadcastSizes(args.node, args.input(0).sizes, shape));
+  return One(args.input(0).dtype, std::move(out));
+}
+
+StatusOr<std::vector<ValueInfo>> TileShape(const ShapeArgs& args) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ConstantInts(args, 1, "repeats"));
+  std::vector<int64_t> out = args.input(0).sizes;
+  if (repeats.size() != out.size()) return ShapeError(args.node, "repeats does not match rank");
+  for (size_t i = 0; i < out.size(); ++i) out[i] *= repeats[i];
+  return One(args.input(0).dtype, std::move(out));
+}
+
+}  // namespace
+
+void RegisterTensorShapes(ShapeRegistry& registry) {
+  registry.Register("Reshape", ReshapeShape);
+  registry.Register("Flatten", FlattenShape);
+  registry.Register("Transpose", TransposeShape);
+  registry.Register("Squeeze", SqueezeShape);
+  registry.Register("Unsqueeze", UnsqueezeShape);
+  registry.Register("Concat", ConcatShape);
+  registry.Register("Split", SplitShape);
+  registry.Register("Slice", SliceShape);
+  registry.Register("Gather", GatherShape);
+  registry.Register("Resize", ResizeShape);
+  registry.Register("Upsample", ResizeShape);
+  registry.Register("Pad", PadShape);
+  registry.Register("Expand", ExpandShape);
+  registry.Register("Tile", TileShape);
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ArgMax",
+                         "ArgMin"}) {
+    registry.Register(op, ReduceShape);
+  }
+}
+
+}  // namespace qtune::runtime

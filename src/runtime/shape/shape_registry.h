@@ -1,0 +1,62 @@
+// Static shape functions: the output data types and sizes of a node from its inputs'
+// types and sizes (and, where the ONNX op needs them, the values of small constant
+// inputs such as Reshape's shape). They let the compiler size every buffer and create
+// every primitive before the first run.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ir/graph.h"
+
+namespace qtune::runtime {
+
+// What the compiler knows about one value.
+struct ValueInfo {
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> sizes;
+  Tensor constant;  // valid when the value is known at compile time
+  bool has_constant() const { return constant.is_valid(); }
+};
+
+struct ShapeArgs {
+  const ir::Node& node;
+  std::span<const ValueInfo* const> inputs;  // nullptr for an omitted optional input
+  int64_t opset;
+
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  const ValueInfo& input(size_t i) const { return *inputs[i]; }
+};
+
+// Returns one ValueInfo per node output (dtype and sizes; constant left empty). An omitted
+// optional output may be given any info.
+using ShapeFn = StatusOr<std::vector<ValueInfo>> (*)(const ShapeArgs& args);
+
+class ShapeRegistry {
+ public:
+  static const ShapeRegistry& Get();
+  void Register(std::string op_type, ShapeFn fn);
+  ShapeFn Find(std::string_view op_type) const;  // null when the op has no shape function
+
+ private:
+  std::unordered_map<std::string, ShapeFn> fns_;
+};
+
+void RegisterElementwiseShapes(ShapeRegistry& registry);
+void RegisterNnShapes(ShapeRegistry& registry);
+void RegisterTensorShapes(ShapeRegistry& registry);
+
+// Helpers for shape functions.
+// Multidirectional (numpy) broadcasting; InvalidArgument naming the node on mismatch.
+StatusOr<std::vector<int64_t>> BroadcastSizes(const ir::Node& node,
+                                              const std::vector<int64_t>& a,
+                                              const std::vector<int64_t>& b);
+Status ShapeError(const ir::Node& node, const std::string& message);
+ValueInfo MakeInfo(DataType dtype, std::vector<int64_t> sizes);
+
+}  // namespace qtune::runtime
