@@ -14,6 +14,11 @@ void RegisterNnKernels(ReferenceRegistry& registry) {
   registry.Register("GlobalLpPool", &nn::GlobalLpPool);
   registry.Register("Gemm", &nn::Gemm);
   registry.Register("MatMul", &nn::MatMul);
+  registry.Register("BatchNormalization", &nn::BatchNormalization);
+  registry.Register("InstanceNormalization", &nn::InstanceNormalization);
+  registry.Register("LayerNormalization", &nn::LayerNormalization);
+  registry.Register("GroupNormalization", &nn::GroupNormalization);
+  registry.Register("LRN", &nn::Lrn);
 }
 
 }  // namespace qtune::runtime
