@@ -19,6 +19,9 @@ void RegisterNnKernels(ReferenceRegistry& registry) {
   registry.Register("LayerNormalization", &nn::LayerNormalization);
   registry.Register("GroupNormalization", &nn::GroupNormalization);
   registry.Register("LRN", &nn::Lrn);
+  registry.Register("Softmax", &nn::Softmax);
+  registry.Register("LogSoftmax", &nn::LogSoftmax);
+  registry.Register("Hardmax", &nn::Hardmax);
 }
 
 }  // namespace qtune::runtime
