@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -211,8 +212,8 @@ std::optional<OnnxNodeCase> LoadOnnxNodeCase(const std::string& name) {
   const std::string dir = std::string(kOnnxNodeTestDir) + name + "/";
   if (!std::filesystem::exists(dir + "model.onnx")) return std::nullopt;
   onnx::ModelProto model;
-  if (!ParseFile(dir + "model.onnx", &model) || model.graph().node_size() != 1) {
-    ADD_FAILURE() << "cannot read a single-node model from " << dir;
+  if (!ParseFile(dir + "model.onnx", &model)) {
+    ADD_FAILURE() << "cannot read " << dir << "model.onnx";
     return std::nullopt;
   }
   OnnxNodeCase c;
@@ -231,7 +232,27 @@ std::optional<OnnxNodeCase> LoadOnnxNodeCase(const std::string& name) {
     }
     by_name[model.graph().input(i).name()] = *t;
   }
-  const onnx::NodeProto& proto_node = model.graph().node(0);
+  // The tested node, possibly preceded by Constant nodes that feed it.
+  const onnx::NodeProto* tested = nullptr;
+  for (const onnx::NodeProto& n : model.graph().node()) {
+    if (n.op_type() == "Constant" && n.attribute_size() == 1 && n.attribute(0).name() == "value") {
+      auto t = TensorFromProto(n.attribute(0).t());
+      if (t) {
+        by_name[n.output(0)] = *t;
+        continue;
+      }
+    }
+    if (tested != nullptr) {
+      ADD_FAILURE() << dir << " has more than one node besides Constants";
+      return std::nullopt;
+    }
+    tested = &n;
+  }
+  if (tested == nullptr) {
+    ADD_FAILURE() << dir << " has no node to test";
+    return std::nullopt;
+  }
+  const onnx::NodeProto& proto_node = *tested;
   c.graph = std::make_unique<ir::Graph>();
   ir::NodeSpec spec{.op_type = proto_node.op_type(), .name = name};
   for (const std::string& input : proto_node.input()) {

@@ -22,6 +22,10 @@ void RegisterNnKernels(ReferenceRegistry& registry) {
   registry.Register("Softmax", &nn::Softmax);
   registry.Register("LogSoftmax", &nn::LogSoftmax);
   registry.Register("Hardmax", &nn::Hardmax);
+  registry.Register("Resize", &nn::Resize);
+  registry.Register("Upsample", &nn::Upsample);
+  registry.Register("DepthToSpace", &nn::DepthToSpace);
+  registry.Register("SpaceToDepth", &nn::SpaceToDepth);
 }
 
 }  // namespace qtune::runtime
