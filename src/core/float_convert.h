@@ -3,8 +3,8 @@
 // - float16 and bfloat16: round to nearest even; NaN stays NaN; overflow becomes inf.
 // - float8 e4m3fn (no inf; NaN = 0x7F/0xFF; max 448) and e5m2 (IEEE-like, max 57344):
 //   round to nearest even. With `saturate` (ONNX's default), finite values beyond the
-//   range clamp to +-max and +-inf become +-max (e4m3fn) or stay +-inf (e5m2); without
-//   it they become NaN (e4m3fn) or +-inf (e5m2). NaN always maps to NaN.
+//   range clamp to +-max and +-inf becomes +-max (both formats, as ONNX's Cast table
+//   says); without it they become NaN (e4m3fn) or +-inf (e5m2). NaN always maps to NaN.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,11 @@
 namespace qtune::runtime {
 namespace {
 
+// [N,C,H,W] orders its bytes the same in kPlain and kNhwc when H*W == 1 or C == 1.
+bool SameBytesInBothLayouts(const std::vector<int64_t>& sizes) {
+  return sizes.size() == 4 && (sizes[1] == 1 || sizes[2] * sizes[3] == 1);
+}
+
 // Builds the plan step by step; owns the bookkeeping that maps graph values (and their
 // reordered copies) to plan value ids.
 class PlanBuilder {
@@ -65,6 +70,11 @@ class PlanBuilder {
     if (source == ids_.end()) {
       return InternalError("value '" + value->name() + "' is used before it is produced");
     }
+    if (SameBytesInBothLayouts(info.sizes)) {
+      int id = AddValue(*value, PlanValue::Kind::kAlias, layout);
+      plan_->values[id].alias_of = source->second;
+      return id;
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
                      CreateReorderKernel(info.dtype, info.sizes, other, layout));
     int id = AddValue(*value, PlanValue::Kind::kIntermediate, layout);
@@ -95,7 +105,8 @@ class PlanBuilder {
     }
     std::optional<KernelChoice> choice;
     if (options_.use_onednn) {
-      for (KernelFactory factory : {&CreateOnednnConvKernel}) {
+      for (KernelFactory factory :
+           {&CreateOnednnConvKernel, &CreateOnednnPoolKernel, &CreateOnednnMatMulKernel}) {
         ASSIGN_OR_RETURN(choice, factory(request));
         if (choice) break;
       }
@@ -126,6 +137,9 @@ class PlanBuilder {
 
   void MarkOutputs() {
     for (int id : plan_->output_ids) {
+      // An alias output is copied out of its source, which then must not be in the arena
+      // (the arena is reused by the next run while the caller still reads).
+      if (plan_->values[id].kind == PlanValue::Kind::kAlias) id = plan_->values[id].alias_of;
       if (plan_->values[id].kind == PlanValue::Kind::kIntermediate) {
         plan_->values[id].kind = PlanValue::Kind::kOutput;
       }
@@ -145,6 +159,9 @@ class PlanBuilder {
         requests.push_back({plan_->values[id].byte_size(), step, step});
       }
       for (int id : plan_->steps[s].inputs) {
+        if (id >= 0 && plan_->values[id].kind == PlanValue::Kind::kAlias) {
+          id = plan_->values[id].alias_of;
+        }
         auto it = request_of.find(id);
         if (it != request_of.end()) requests[it->second].last_step = static_cast<int>(s);
       }
@@ -172,7 +189,7 @@ StatusOr<std::unique_ptr<Plan>> Compile(const ir::Graph& graph,
   ASSIGN_OR_RETURN(ValueInfoMap infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));
   if (options.fuse) {
     SizesByName sizes;
-    for (const auto& [value, info] : infos) sizes[value->name()] = info.sizes;
+    for (const auto& [value, info] : infos) sizes[value->name()] = {info.dtype, info.sizes};
     ASSIGN_OR_RETURN(FusionReport report, RunFusions(*own, sizes));
     if (report.conv_add + report.conv_activation > 0) {
       ASSIGN_OR_RETURN(infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));

@@ -114,8 +114,14 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
         break;
       }
       case PlanValue::Kind::kInput:
+      case PlanValue::Kind::kAlias:
         break;
     }
+  }
+  for (size_t id = 0; id < plan->values.size(); ++id) {
+    const PlanValue& v = plan->values[id];
+    if (v.kind != PlanValue::Kind::kAlias) continue;
+    slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), slots[v.alias_of].raw_data());
   }
   if (options_.use_onednn) onednn::SetThreads(plan->threads);
   std::vector<Tensor> step_inputs, step_outputs;

@@ -58,9 +58,10 @@ std::optional<Activation> ActivationOf(const ir::Node& node, int64_t opset) {
   return a;
 }
 
-bool IsPlainFloatConv(const ir::Node& node) {
-  return IsDefaultOp(node, "Conv") && node.output(0) != nullptr &&
-         node.output(0)->dtype() == DataType::kFloat32;
+bool IsFloatConv(const ir::Node& node, const SizesByName& sizes) {
+  if (!IsDefaultOp(node, "Conv") || node.output(0) == nullptr) return false;
+  auto it = sizes.find(node.output(0)->name());
+  return it != sizes.end() && it->second.dtype == DataType::kFloat32;
 }
 
 struct ConvMatch {
@@ -97,18 +98,16 @@ Status ApplyConvMatch(ir::Graph& graph, const ConvMatch& m) {
 // Selector: Conv -> Add(residual) [-> activation].
 std::optional<ConvMatch> SelectConvAdd(const ir::Graph& graph, ir::Node* conv,
                                        const SizesByName& sizes) {
-  if (!IsPlainFloatConv(*conv)) return std::nullopt;
+  if (!IsFloatConv(*conv, sizes)) return std::nullopt;
   ir::Node* add = SoleConsumer(conv->output(0));
   if (add == nullptr || !IsDefaultOp(*add, "Add") || add->num_inputs() != 2) return std::nullopt;
   ir::Value* other = add->input(0) == conv->output(0) ? add->input(1) : add->input(0);
-  if (other == nullptr || other == conv->output(0) || other->is_initializer() ||
-      other->dtype() != DataType::kFloat32) {
-    return std::nullopt;
-  }
+  if (other == nullptr || other == conv->output(0) || other->is_initializer()) return std::nullopt;
   // The residual must have exactly the conv's output sizes (no broadcasting).
   auto a = sizes.find(conv->output(0)->name());
   auto b = sizes.find(other->name());
-  if (a == sizes.end() || b == sizes.end() || a->second != b->second || a->second.size() != 4) {
+  if (a == sizes.end() || b == sizes.end() || a->second.sizes != b->second.sizes ||
+      a->second.dtype != b->second.dtype || a->second.sizes.size() != 4) {
     return std::nullopt;
   }
   ConvMatch m{conv, add, other, nullptr, {}};
@@ -121,8 +120,9 @@ std::optional<ConvMatch> SelectConvAdd(const ir::Graph& graph, ir::Node* conv,
   return m;
 }
 
-std::optional<ConvMatch> SelectConvActivation(const ir::Graph& graph, ir::Node* conv) {
-  if (!IsPlainFloatConv(*conv)) return std::nullopt;
+std::optional<ConvMatch> SelectConvActivation(const ir::Graph& graph, ir::Node* conv,
+                                              const SizesByName& sizes) {
+  if (!IsFloatConv(*conv, sizes)) return std::nullopt;
   ir::Node* act = SoleConsumer(conv->output(0));
   if (act == nullptr) return std::nullopt;
   auto activation = ActivationOf(*act, graph.onnx_opset());
@@ -157,12 +157,16 @@ StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes) {
   });
 }
 
-StatusOr<int> FuseConvActivation(ir::Graph& graph) { return FuseAll(graph, SelectConvActivation); }
+StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes) {
+  return FuseAll(graph, [&](const ir::Graph& g, ir::Node* node) {
+    return SelectConvActivation(g, node, sizes);
+  });
+}
 
 StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   FusionReport report;
   ASSIGN_OR_RETURN(report.conv_add, FuseConvAdd(graph, sizes));
-  ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph));
+  ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph, sizes));
   RETURN_IF_ERROR(graph.SortTopologically());
   return report;
 }

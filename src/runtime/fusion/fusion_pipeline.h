@@ -7,14 +7,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/status.h"
 #include "ir/graph.h"
 
 namespace qtune::runtime {
 
-// Concrete sizes of every value by name (from shape inference). Selectors use them to
-// prove a rewrite safe, e.g. that a residual Add does not broadcast.
-using SizesByName = std::unordered_map<std::string, std::vector<int64_t>>;
+// Concrete types and sizes of every value by name (from shape inference). Selectors use
+// them to prove a rewrite safe, e.g. that a residual Add does not broadcast.
+struct TypeAndSizes {
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> sizes;
+};
+using SizesByName = std::unordered_map<std::string, TypeAndSizes>;
 
 struct FusionReport {
   int conv_add = 0;
@@ -25,6 +30,6 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes);
 
 // Individual fusions (exposed for tests). Each returns how many matches it rewrote.
 StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes);  // Conv->Add[->act]
-StatusOr<int> FuseConvActivation(ir::Graph& graph);                     // Conv->activation
+StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  // Conv->act
 
 }  // namespace qtune::runtime

@@ -62,6 +62,8 @@ inline StatusOr<std::optional<KernelChoice>> NotApplicable() {
 
 // Fast tier (oneDNN), one factory per op family.
 StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

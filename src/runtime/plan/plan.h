@@ -20,6 +20,8 @@ struct PlanValue {
     kConstant,      // known at compile time (initializers, folded shape computations)
     kIntermediate,  // lives in the arena at `arena_offset`
     kOutput,        // a graph output: allocated for the caller at each run
+    kAlias,         // the bytes of value `alias_of` seen in another layout (when both
+                    // layouts order the bytes alike, e.g. [N,C,1,1] plain and nhwc)
   };
   std::string name;
   Kind kind = Kind::kIntermediate;
@@ -27,6 +29,7 @@ struct PlanValue {
   std::vector<int64_t> sizes;  // logical (ONNX) sizes
   Layout layout = Layout::kPlain;
   int64_t arena_offset = -1;
+  int alias_of = -1;  // for kAlias
   Tensor constant;  // for kConstant, in `layout`
 
   std::vector<int64_t> physical_sizes() const { return PhysicalSizes(sizes, layout); }

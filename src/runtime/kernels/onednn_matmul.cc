@@ -1,0 +1,152 @@
+// oneDNN fp32 matrix products: Gemm and MatMul whose second operand is a constant (the
+// weights, prepacked once at creation into the layout the primitive prefers). The first
+// operand's leading dimensions are collapsed into rows: [.., M, K] x [K, N] -> [.., M, N].
+#include "runtime/kernels/kernel.h"
+#include "runtime/kernels/onednn_context.h"
+
+namespace qtune::runtime {
+namespace {
+
+using dnnl::memory;
+
+class OnednnMatMulKernel : public Kernel {
+ public:
+  OnednnMatMulKernel(dnnl::matmul::primitive_desc pd, memory weights, std::optional<memory> bias)
+      : pd_(std::move(pd)),
+        primitive_(pd_),
+        weights_(std::move(weights)),
+        bias_(std::move(bias)),
+        impl_(onednn::ImplName(pd_)) {}
+
+  std::string Describe() const override { return "onednn:matmul:" + impl_; }
+
+  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    try {
+      memory src = onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data());
+      memory dst = onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data());
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
+      if (bias_) args[DNNL_ARG_BIAS] = *bias_;
+      primitive_.execute(onednn::Stream(), args);
+      onednn::Stream().wait();
+      return Status::Ok();
+    } catch (const dnnl::error& e) {
+      return onednn::FromDnnlError(e, "running matmul");
+    }
+  }
+
+ private:
+  dnnl::matmul::primitive_desc pd_;
+  dnnl::matmul primitive_;
+  memory weights_;
+  std::optional<memory> bias_;
+  std::string impl_;
+};
+
+// What the primitive computes: dst[M,N] = alpha * src[M,K] x W[K,N] + bias (bias [1,N] or
+// [M,N], already multiplied by beta).
+struct MatMulProblem {
+  int64_t m = 0, k = 0, n = 0;
+  bool weights_transposed = false;  // W is stored [N,K]
+  float alpha = 1.0f;
+  Tensor bias;  // float32, [N] or [M,N]; invalid for none
+};
+
+StatusOr<std::optional<MatMulProblem>> DescribeGemm(const KernelRequest& r) {
+  const ir::Node& node = r.node;
+  if (node.GetInt("transA", 0) != 0) return std::optional<MatMulProblem>();
+  const auto& a = r.inputs[0]->sizes;
+  const auto& b = r.inputs[1]->sizes;
+  MatMulProblem p;
+  p.weights_transposed = node.GetInt("transB", 0) != 0;
+  p.m = a[0];
+  p.k = a[1];
+  p.n = p.weights_transposed ? b[0] : b[1];
+  p.alpha = node.GetFloat("alpha", 1.0f);
+  float beta = node.GetFloat("beta", 1.0f);
+  const ValueInfo* c = r.inputs.size() > 2 ? r.inputs[2] : nullptr;
+  if (c != nullptr && beta != 0.0f) {
+    if (!c->has_constant() || c->dtype != DataType::kFloat32) return std::optional<MatMulProblem>();
+    int64_t count = c->constant.num_elements();
+    bool row = count == p.n && (c->sizes.size() == 1 || (c->sizes.size() == 2 && c->sizes[0] == 1));
+    bool full = c->sizes == std::vector<int64_t>{p.m, p.n};
+    if (!row && !full) return std::optional<MatMulProblem>();
+    // oneDNN scales the whole result by alpha, bias included: pre-divide beta*C by alpha.
+    if (p.alpha == 0.0f) return std::optional<MatMulProblem>();
+    ASSIGN_OR_RETURN(p.bias, Tensor::Allocate(DataType::kFloat32, {full ? p.m : 1, p.n}));
+    for (int64_t i = 0; i < count; ++i) {
+      p.bias.data<float>()[i] = c->constant.data<float>()[i] * beta / p.alpha;
+    }
+  }
+  return std::optional<MatMulProblem>(std::move(p));
+}
+
+std::optional<MatMulProblem> DescribeMatMul(const KernelRequest& r) {
+  const auto& a = r.inputs[0]->sizes;
+  const auto& b = r.inputs[1]->sizes;
+  if (a.size() < 2 || b.size() != 2 || a.back() != b[0]) return std::nullopt;
+  MatMulProblem p;
+  p.k = b[0];
+  p.n = b[1];
+  p.m = 1;
+  for (size_t i = 0; i + 1 < a.size(); ++i) p.m *= a[i];
+  return p;
+}
+
+}  // namespace
+
+StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelRequest& request) {
+  const ir::Node& node = request.node;
+  bool gemm = node.op_type() == "Gemm";
+  if (!node.domain().empty() || (!gemm && node.op_type() != "MatMul")) return NotApplicable();
+  if (request.inputs.size() < 2 || request.inputs[0] == nullptr || request.inputs[1] == nullptr) {
+    return NotApplicable();
+  }
+  const ValueInfo& a = *request.inputs[0];
+  const ValueInfo& b = *request.inputs[1];
+  if (a.dtype != DataType::kFloat32 || b.dtype != DataType::kFloat32 || !b.has_constant()) {
+    return NotApplicable();
+  }
+  std::optional<MatMulProblem> problem;
+  if (gemm) {
+    ASSIGN_OR_RETURN(problem, DescribeGemm(request));
+  } else {
+    problem = DescribeMatMul(request);
+  }
+  if (!problem) return NotApplicable();
+  const MatMulProblem& p = *problem;
+  onednn::SetThreads(request.threads);
+  try {
+    using tag = memory::format_tag;
+    memory::desc src_md({p.m, p.k}, memory::data_type::f32, tag::ab);
+    memory::desc dst_md({p.m, p.n}, memory::data_type::f32, tag::ab);
+    memory::desc w_any({p.k, p.n}, memory::data_type::f32, tag::any);
+    memory::desc w_plain({p.k, p.n}, memory::data_type::f32, p.weights_transposed ? tag::ba : tag::ab);
+    std::optional<memory::desc> bias_md;
+    if (p.bias.is_valid()) {
+      bias_md = memory::desc(onednn::ToDims(p.bias.sizes()), memory::data_type::f32, tag::ab);
+    }
+    auto desc = bias_md ? dnnl::matmul::desc(src_md, w_any, *bias_md, dst_md)
+                        : dnnl::matmul::desc(src_md, w_any, dst_md);
+    dnnl::primitive_attr attr;
+    if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
+    dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    ASSIGN_OR_RETURN(memory weights, onednn::ReorderConstant(b.constant, w_plain, pd.weights_desc()));
+    std::optional<memory> bias;
+    if (bias_md) {
+      ASSIGN_OR_RETURN(bias, onednn::ReorderConstant(p.bias, *bias_md, *bias_md));
+    }
+    KernelChoice choice;
+    choice.kernel = std::make_unique<OnednnMatMulKernel>(std::move(pd), std::move(weights),
+                                                         std::move(bias));
+    choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
+    choice.output_layouts = {Layout::kPlain};
+    return std::optional<KernelChoice>(std::move(choice));
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return NotApplicable();
+    return onednn::FromDnnlError(e, node.DebugName());
+  }
+}
+
+}  // namespace qtune::runtime

@@ -1,0 +1,128 @@
+// oneDNN fp32 2-D pooling on kNhwc activations: MaxPool (without the Indices output),
+// AveragePool, GlobalAveragePool and GlobalMaxPool.
+#include "runtime/kernels/kernel.h"
+#include "runtime/kernels/onednn_context.h"
+
+namespace qtune::runtime {
+namespace {
+
+using dnnl::memory;
+
+class OnednnPoolKernel : public Kernel {
+ public:
+  explicit OnednnPoolKernel(dnnl::pooling_forward::primitive_desc pd)
+      : pd_(std::move(pd)), primitive_(pd_), impl_(onednn::ImplName(pd_)) {}
+
+  std::string Describe() const override { return "onednn:" + impl_; }
+
+  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    try {
+      memory src = onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data());
+      memory dst = onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data());
+      primitive_.execute(onednn::Stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+      onednn::Stream().wait();
+      return Status::Ok();
+    } catch (const dnnl::error& e) {
+      return onednn::FromDnnlError(e, "running pooling");
+    }
+  }
+
+ private:
+  dnnl::pooling_forward::primitive_desc pd_;
+  dnnl::pooling_forward primitive_;
+  std::string impl_;
+};
+
+struct PoolParams {
+  dnnl::algorithm algorithm;
+  memory::dims kernel, strides, pad_begin, pad_end;
+};
+
+// Reads the pooling attributes; nullopt for variants this kernel leaves to the reference
+// tier (dilations, storage_order, ceil_mode with counted padding).
+std::optional<PoolParams> ReadParams(const ir::Node& node, const std::vector<int64_t>& x,
+                                     const std::vector<int64_t>& y) {
+  const std::string& op = node.op_type();
+  PoolParams p;
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    p.algorithm = op == "GlobalMaxPool" ? dnnl::algorithm::pooling_max
+                                        : dnnl::algorithm::pooling_avg_exclude_padding;
+    p.kernel = {x[2], x[3]};
+    p.strides = {1, 1};
+    p.pad_begin = p.pad_end = {0, 0};
+    return p;
+  }
+  std::vector<int64_t> kernel = node.GetInts("kernel_shape", {});
+  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
+  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
+  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+  bool count_include_pad = node.GetInt("count_include_pad", 0) != 0;
+  bool ceil_mode = node.GetInt("ceil_mode", 0) != 0;
+  if (kernel.size() != 2 || dilations != std::vector<int64_t>{1, 1} ||
+      node.GetInt("storage_order", 0) != 0 || (ceil_mode && count_include_pad)) {
+    return std::nullopt;
+  }
+  if (op == "MaxPool") {
+    p.algorithm = dnnl::algorithm::pooling_max;
+  } else {
+    p.algorithm = count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                    : dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t begin = pads[i];
+    if (auto_pad == "VALID") {
+      begin = 0;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, (y[i + 2] - 1) * strides[i] + kernel[i] - x[i + 2]);
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+    // Right padding that makes oneDNN's output size equal ONNX's (covers ceil_mode).
+    int64_t end = (y[i + 2] - 1) * strides[i] + kernel[i] - x[i + 2] - begin;
+    if (count_include_pad && end != pads[i + 2] && auto_pad == "NOTSET") return std::nullopt;
+    p.kernel.push_back(kernel[i]);
+    p.strides.push_back(strides[i]);
+    p.pad_begin.push_back(begin);
+    p.pad_end.push_back(end);
+  }
+  return p;
+}
+
+}  // namespace
+
+StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest& request) {
+  const ir::Node& node = request.node;
+  const std::string& op = node.op_type();
+  if (!node.domain().empty() ||
+      (op != "MaxPool" && op != "AveragePool" && op != "GlobalAveragePool" &&
+       op != "GlobalMaxPool")) {
+    return NotApplicable();
+  }
+  if (request.inputs.empty() || request.inputs[0] == nullptr) return NotApplicable();
+  const ValueInfo& x = *request.inputs[0];
+  if (x.dtype != DataType::kFloat32 || x.sizes.size() != 4) return NotApplicable();
+  if (node.num_outputs() > 1 && node.output(1) != nullptr) return NotApplicable();  // Indices
+  const std::vector<int64_t>& y = request.outputs[0]->sizes;
+  std::optional<PoolParams> params = ReadParams(node, x.sizes, y);
+  if (!params) return NotApplicable();
+  onednn::SetThreads(request.threads);
+  try {
+    memory::desc src_md(onednn::ToDims(x.sizes), memory::data_type::f32, memory::format_tag::nhwc);
+    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, memory::format_tag::nhwc);
+    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, params->algorithm, src_md,
+                                     dst_md, params->strides, params->kernel, params->pad_begin,
+                                     params->pad_end);
+    dnnl::pooling_forward::primitive_desc pd(desc, onednn::Engine());
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    KernelChoice choice;
+    choice.kernel = std::make_unique<OnednnPoolKernel>(std::move(pd));
+    choice.input_layouts = {Layout::kNhwc};
+    choice.output_layouts.assign(request.outputs.size(), Layout::kNhwc);
+    return std::optional<KernelChoice>(std::move(choice));
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return NotApplicable();
+    return onednn::FromDnnlError(e, node.DebugName());
+  }
+}
+
+}  // namespace qtune::runtime
