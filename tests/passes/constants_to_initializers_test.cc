@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_test_util.h"
+#include "reference_check.h"
 
 namespace qtune::passes {
 namespace {
@@ -122,6 +123,26 @@ TEST(ConstantsToInitializersTest, ConstantReadBySubgraphKeepsItsName) {
   EXPECT_TRUE(init->is_initializer());
   EXPECT_EQ((*node)->implicit_inputs()[0], init);
   EXPECT_VERIFIES(graph);
+}
+
+TEST(ConstantsToInitializersTest, OutputsAreUnchanged) {
+  ir::Graph graph;
+  graph.info().opset_imports[""] = 13;
+  ir::Value* x = *graph.AddInput("x", F32({2, 3}));
+  ir::Node* c = AddConstant(
+      graph, "c", ir::Attribute::TensorValue("value", testing::RandomTensor({3}, /*seed=*/7)));
+  ir::Node* k = AddConstant(graph, "k", ir::Attribute::Float("value_float", -1.5f));
+  ir::Node* add = AddOp(graph, {.op_type = "Add", .inputs = {x, c->output(0)}, .outputs = {"a"}});
+  ir::Node* mul =
+      AddOp(graph, {.op_type = "Mul", .inputs = {add->output(0), k->output(0)}, .outputs = {"y"}});
+  ASSERT_TRUE(graph.AddOutput(mul->output(0)).ok());
+  ASSERT_TRUE(graph.AddOutput(c->output(0)).ok());
+  std::unique_ptr<ir::Graph> before = graph.Clone();
+
+  ASSERT_TRUE(*ConstantsToInitializers(graph, testing::ReferenceOptions()));
+  EXPECT_EQ(CountOps(graph, "Constant"), 0);
+  EXPECT_EQ(OutputNames(graph), (std::vector<std::string>{"y", "c"}));
+  testing::ExpectSameOutputs(*before, graph);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_test_util.h"
+#include "reference_check.h"
 
 namespace qtune::passes {
 namespace {
@@ -184,6 +185,82 @@ TEST(FoldBatchNormTest, NonFloatWeightsAreSkipped) {
   ir::Node* bn = AddBn(graph, conv->output(0), {{1}, {0}, {0}, {1}}, "y");
   ASSERT_TRUE(graph.AddOutput(bn->output(0)).ok());
   EXPECT_FALSE(*FoldBatchNorm(graph, testing::TestOptions()));
+}
+
+// Random conv (or deconv) + BN with every parameter seeded; var in [0.1, 2).
+struct RandomConvBn {
+  std::string op_type = "Conv";
+  std::vector<int64_t> input_sizes;
+  std::vector<int64_t> weight_sizes;
+  int64_t channels = 0;  // output channels
+  std::vector<ir::Attribute> attributes;
+  bool with_bias = true;
+};
+
+std::unique_ptr<ir::Graph> BuildRandomConvBn(const RandomConvBn& spec, uint32_t seed) {
+  auto graph = std::make_unique<ir::Graph>();
+  graph->info().opset_imports[""] = 13;
+  ir::Value* x = *graph->AddInput("x", F32(spec.input_sizes));
+  std::vector<ir::Value*> inputs = {
+      x, AddInit(*graph, "w", testing::RandomTensor(spec.weight_sizes, seed))};
+  if (spec.with_bias) {
+    inputs.push_back(AddInit(*graph, "b", testing::RandomTensor({spec.channels}, seed + 1)));
+  }
+  ir::Node* conv = AddOp(
+      *graph,
+      {.op_type = spec.op_type, .inputs = inputs, .outputs = {"c"}, .attributes = spec.attributes});
+  auto param = [&](const std::string& name, uint32_t offset, float low, float high) {
+    return AddInit(*graph, name, testing::RandomTensor({spec.channels}, seed + offset, low, high));
+  };
+  ir::Node* bn = AddOp(
+      *graph,
+      {.op_type = "BatchNormalization",
+       .inputs = {conv->output(0), param("scale", 2, 0.5f, 2.0f), param("bias", 3, -1.0f, 1.0f),
+                  param("mean", 4, -1.0f, 1.0f), param("var", 5, 0.1f, 2.0f)},
+       .outputs = {"y"}});
+  ir::Node* relu = AddOp(*graph, {.op_type = "Relu", .inputs = {bn->output(0)}, .outputs = {"r"}});
+  EXPECT_TRUE(graph->AddOutput(bn->output(0)).ok());
+  EXPECT_TRUE(graph->AddOutput(relu->output(0)).ok());
+  return graph;
+}
+
+void ExpectFoldKeepsOutputs(const RandomConvBn& spec) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::unique_ptr<ir::Graph> graph = BuildRandomConvBn(spec, seed);
+    std::unique_ptr<ir::Graph> before = graph->Clone();
+    ASSERT_TRUE(*FoldBatchNorm(*graph, testing::ReferenceOptions()));
+    EXPECT_EQ(CountOps(*graph, "BatchNormalization"), 0);
+    EXPECT_EQ(CountOps(*graph, spec.op_type), 1);
+    EXPECT_EQ(OutputNames(*graph), (std::vector<std::string>{"y", "r"}));
+    EXPECT_VERIFIES(*graph);
+    testing::ExpectSameOutputs(*before, *graph, {.seed = seed, .rtol = 1e-5, .atol = 1e-5});
+  }
+}
+
+TEST(FoldBatchNormTest, GroupedStridedConvOutputsAreUnchanged) {
+  ExpectFoldKeepsOutputs(
+      {.input_sizes = {2, 4, 9, 7},
+       .weight_sizes = {6, 2, 3, 3},
+       .channels = 6,
+       .attributes = {ir::Attribute::Int("group", 2), ir::Attribute::Ints("pads", {1, 1, 1, 1}),
+                      ir::Attribute::Ints("strides", {2, 1})}});
+}
+
+TEST(FoldBatchNormTest, ConvWithoutBiasOutputsAreUnchanged) {
+  ExpectFoldKeepsOutputs({.input_sizes = {1, 3, 5, 5},
+                          .weight_sizes = {5, 3, 1, 1},
+                          .channels = 5,
+                          .with_bias = false});
+}
+
+TEST(FoldBatchNormTest, GroupedConvTransposeOutputsAreUnchanged) {
+  ExpectFoldKeepsOutputs(
+      {.op_type = "ConvTranspose",
+       .input_sizes = {1, 4, 5, 5},
+       .weight_sizes = {4, 3, 3, 3},
+       .channels = 6,
+       .attributes = {ir::Attribute::Int("group", 2), ir::Attribute::Ints("strides", {2, 2})}});
 }
 
 }  // namespace

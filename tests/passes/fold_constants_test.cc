@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_test_util.h"
+#include "reference_check.h"
 
 namespace qtune::passes {
 namespace {
@@ -181,6 +182,51 @@ TEST(FoldConstantsTest, OmittedOptionalInputReachesTheEvaluatorAsInvalidTensor) 
   ASSERT_TRUE(*FoldConstants(graph, options));
   EXPECT_EQ(seen_inputs, 2u);
   EXPECT_FALSE(second_valid);
+}
+
+TEST(FoldConstantsTest, ReferenceKernelsFoldAChainAndOutputsAreUnchanged) {
+  ir::Graph graph;
+  graph.info().opset_imports[""] = 13;
+  ir::Value* x = *graph.AddInput("x", F32({3, 2}));
+  ir::Value* data = AddInit(graph, "data", testing::RandomTensor({6}, /*seed=*/5));
+  ir::Value* shape = AddInit(graph, "shape", Tensor::FromVector<int64_t>({2}, {2, 3}));
+  ir::Value* two = AddInit(graph, "two", Tensor::Scalar<float>(2.0f));
+  ir::Node* reshape =
+      AddOp(graph, {.op_type = "Reshape", .inputs = {data, shape}, .outputs = {"reshaped"}});
+  ir::Node* transpose = AddOp(graph, {.op_type = "Transpose",
+                                      .inputs = {reshape->output(0)},
+                                      .outputs = {"transposed"},
+                                      .attributes = {ir::Attribute::Ints("perm", {1, 0})}});
+  ir::Node* scaled = AddOp(
+      graph, {.op_type = "Mul", .inputs = {transpose->output(0), two}, .outputs = {"scaled"}});
+  ir::Node* add =
+      AddOp(graph, {.op_type = "Add", .inputs = {x, scaled->output(0)}, .outputs = {"y"}});
+  ASSERT_TRUE(graph.AddOutput(add->output(0)).ok());
+  std::unique_ptr<ir::Graph> before = graph.Clone();
+
+  auto changed = FoldConstants(graph, testing::ReferenceOptions());
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(graph.num_nodes(), 1u);
+  EXPECT_EQ(CountOps(graph, "Add"), 1);
+  ir::Value* folded = graph.FindValue("scaled");
+  ASSERT_NE(folded, nullptr);
+  ASSERT_TRUE(folded->is_initializer());
+  EXPECT_EQ(folded->initializer().sizes(), (std::vector<int64_t>{3, 2}));
+  EXPECT_VERIFIES(graph);
+  testing::ExpectSameOutputs(*before, graph);
+}
+
+TEST(FoldConstantsTest, OpWithoutReferenceKernelStays) {
+  ir::Graph graph;
+  graph.info().opset_imports[""] = 13;
+  ir::Value* c = AddInit(graph, "c", Vec({1, 2}));
+  ir::Node* node = AddOp(graph, {.op_type = "NoSuchOp", .inputs = {c}, .outputs = {"y"}});
+  ASSERT_TRUE(graph.AddOutput(node->output(0)).ok());
+  auto changed = FoldConstants(graph, testing::ReferenceOptions());
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(graph.num_nodes(), 1u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_test_util.h"
+#include "reference_check.h"
 
 namespace qtune::passes {
 namespace {
@@ -79,6 +80,17 @@ TEST(PipelineTest, MixedGraphShrinksToConvAndMul) {
   EXPECT_EQ(graph.initializers().size(), 3u);
   EXPECT_FALSE(report->ToString().empty());
   EXPECT_VERIFIES(graph);
+}
+
+TEST(PipelineTest, MixedGraphOutputsAreUnchangedWithReferenceKernels) {
+  ir::Graph graph;
+  BuildMixedGraph(graph);
+  std::unique_ptr<ir::Graph> before = graph.Clone();
+  auto report = RunPipeline(graph, testing::ReferenceOptions());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->nodes_after, 2u);
+  EXPECT_EQ(OutputNames(graph), std::vector<std::string>{"y"});
+  testing::ExpectSameOutputs(*before, graph);
 }
 
 TEST(PipelineTest, SecondRunChangesNothing) {

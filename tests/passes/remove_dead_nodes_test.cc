@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_test_util.h"
+#include "reference_check.h"
 
 namespace qtune::passes {
 namespace {
@@ -107,6 +108,26 @@ TEST(RemoveDeadNodesTest, NodeReadOnlyBySubgraphStays) {
   ASSERT_TRUE(graph.AddOutput((*node)->output(0)).ok());
   EXPECT_FALSE(*RemoveDeadNodes(graph, testing::TestOptions()));
   EXPECT_EQ(graph.num_nodes(), 2u);
+}
+
+TEST(RemoveDeadNodesTest, OutputsAreUnchanged) {
+  ir::Graph graph;
+  graph.info().opset_imports[""] = 13;
+  ir::Value* x = *graph.AddInput("x", F32({2, 5}));
+  ir::Value* c = AddInit(graph, "c", testing::RandomTensor({5}, /*seed=*/3));
+  AddInit(graph, "orphan", testing::RandomTensor({5}, /*seed=*/4));
+  ir::Node* add = AddOp(graph, {.op_type = "Add", .inputs = {x, c}, .outputs = {"a"}});
+  ir::Node* neg = AddOp(graph, {.op_type = "Neg", .inputs = {add->output(0)}, .outputs = {"n"}});
+  AddOp(graph, {.op_type = "Abs", .inputs = {neg->output(0)}, .outputs = {"dead"}});
+  ir::Node* relu = AddOp(graph, {.op_type = "Relu", .inputs = {add->output(0)}, .outputs = {"y"}});
+  ASSERT_TRUE(graph.AddOutput(relu->output(0)).ok());
+  std::unique_ptr<ir::Graph> before = graph.Clone();
+
+  ASSERT_TRUE(*RemoveDeadNodes(graph, testing::ReferenceOptions()));
+  EXPECT_EQ(graph.num_nodes(), 2u);
+  EXPECT_EQ(graph.initializers().size(), 1u);
+  EXPECT_EQ(OutputNames(graph), std::vector<std::string>{"y"});
+  testing::ExpectSameOutputs(*before, graph);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_test_util.h"
+#include "reference_check.h"
 
 namespace qtune::passes {
 namespace {
@@ -135,6 +136,29 @@ TEST(RemoveIdentityTest, DropoutWithReadMaskOrTrainingModeStays) {
 
   EXPECT_FALSE(*RemoveIdentity(graph, testing::TestOptions()));
   EXPECT_EQ(CountOps(graph, "Dropout"), 2);
+}
+
+TEST(RemoveIdentityTest, OutputsAreUnchanged) {
+  ir::Graph graph;
+  graph.info().opset_imports[""] = 13;
+  ir::Value* x = *graph.AddInput("x", F32({3, 4}));
+  ir::Node* relu = Unary(graph, "Relu", x, "r");
+  ir::Node* id1 = Unary(graph, "Identity", relu->output(0), "a");
+  ir::Node* dropout = AddOp(
+      graph, {.op_type = "Dropout", .inputs = {id1->output(0)}, .outputs = {"d", "unused_mask"}});
+  ir::Node* neg = Unary(graph, "Neg", dropout->output(0), "n");
+  ir::Node* out = Unary(graph, "Identity", neg->output(0), "y");
+  ir::Node* passthrough = Unary(graph, "Identity", x, "x_copy");
+  ASSERT_TRUE(graph.AddOutput(out->output(0)).ok());
+  ASSERT_TRUE(graph.AddOutput(passthrough->output(0)).ok());
+  std::unique_ptr<ir::Graph> before = graph.Clone();
+
+  ASSERT_TRUE(*RemoveIdentity(graph, testing::ReferenceOptions()));
+  EXPECT_EQ(CountOps(graph, "Identity"), 1);  // x -> x_copy: both names are interface
+  EXPECT_EQ(CountOps(graph, "Dropout"), 0);
+  EXPECT_EQ(graph.num_nodes(), 3u);
+  EXPECT_EQ(OutputNames(graph), (std::vector<std::string>{"y", "x_copy"}));
+  testing::ExpectSameOutputs(*before, graph);
 }
 
 }  // namespace
