@@ -1,13 +1,17 @@
 // ModelProto -> Graph.
-#include <google/protobuf/message_lite.h>
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <filesystem>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/file_io.h"
 #include "ir/onnx_convert.h"
 #include "ir/onnx_io.h"
 #include "ir/verify.h"
@@ -230,33 +234,46 @@ StatusOr<std::unique_ptr<Graph>> BuildGraph(const onnx::ModelProto& model,
   return graph;
 }
 
-}  // namespace
+Status NotAModel(const std::string& source_name, const std::string& why) {
+  return DataLossError(source_name + " is not a valid ONNX model: " + why);
+}
 
-StatusOr<std::unique_ptr<Graph>> ParseModel(std::string_view bytes, const std::string& source_name,
-                                            const LoadOptions& options) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
-    return ResourceExhaustedError(source_name + ": " + std::to_string(bytes.size()) +
-                                  " bytes is above protobuf's 2 GiB limit; models this large "
-                                  "must keep their weights in external data");
-  }
-  onnx::ModelProto model;
-  bool parsed = false;
+Status TooLarge(const std::string& source_name, int64_t size) {
+  return ResourceExhaustedError(source_name + ": " + std::to_string(size) +
+                                " bytes is above protobuf's 2 GiB limit; models this large "
+                                "must keep their weights in external data");
+}
+
+// Parses with `parse` (which fills the proto and returns false on malformed data), then
+// builds the graph. Protobuf failures stop here as Statuses.
+template <typename ParseFn>
+StatusOr<std::unique_ptr<Graph>> ParseAndBuild(const std::string& source_name,
+                                               const LoadOptions& options, ParseFn parse) {
   try {
-    parsed = model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-  } catch (const std::exception& e) {
-    return DataLossError(source_name + " is not a valid ONNX model (" + e.what() + ")");
-  }
-  if (!parsed) {
-    return DataLossError(source_name +
-                         " is not a valid ONNX model: the protobuf data is truncated or corrupt");
-  }
-  try {
+    onnx::ModelProto model;
+    if (!parse(model)) {
+      return NotAModel(source_name, "the protobuf data is truncated or corrupt");
+    }
     auto graph = BuildGraph(model, options);
     if (!graph.ok()) return graph.status().WithContext(source_name);
     return graph;
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError(source_name + ": out of memory while loading the model");
+  } catch (const std::exception& e) {
+    return NotAModel(source_name, e.what());
   }
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Graph>> ParseModel(std::string_view bytes, const std::string& source_name,
+                                            const LoadOptions& options) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return TooLarge(source_name, static_cast<int64_t>(bytes.size()));
+  }
+  return ParseAndBuild(source_name, options, [&](onnx::ModelProto& model) {
+    return model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  });
 }
 
 StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path) {
@@ -264,13 +281,31 @@ StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path) {
 }
 
 StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path, const LoadOptions& options) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, INT_MAX));
+  // Parsed straight from the file (no intermediate copy of a possibly large file).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    std::string message = "cannot open '" + path + "': " + std::strerror(err);
+    return err == ENOENT ? NotFoundError(message) : InvalidArgumentError(message);
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return InternalError("cannot stat '" + path + "'");
+  if (!S_ISREG(st.st_mode)) return InvalidArgumentError("'" + path + "' is not a regular file");
+  if (st.st_size > INT_MAX) return TooLarge(path, st.st_size);
+
   LoadOptions resolved = options;
   if (resolved.external_data_dir.empty()) {
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
     resolved.external_data_dir = parent.empty() ? "." : parent.string();
   }
-  return ParseModel(bytes, path, resolved);
+  return ParseAndBuild(path, resolved, [&](onnx::ModelProto& model) {
+    google::protobuf::io::FileInputStream stream(fd, /*block_size=*/1 << 20);
+    return model.ParseFromZeroCopyStream(&stream) && stream.GetErrno() == 0;
+  });
 }
 
 }  // namespace qtune::ir

@@ -93,5 +93,21 @@ TEST(GraphTest, CloneIsIndependent) {
   EXPECT_EQ(copy->outputs()[0]->name(), "y");
 }
 
+TEST(GraphTest, SetImplicitInputsReplacesUses) {
+  Graph g;
+  Value* c = *g.AddInput("c", {DataType::kBool, Shape()});
+  Value* a = *g.AddInput("a", F32({1}));
+  Value* b = *g.AddInput("b", F32({1}));
+  Node* n = *g.AddNode({.op_type = "If", .inputs = {c}, .output_names = {"y"}});
+  g.SetImplicitInputs(n, {a, b});
+  ASSERT_EQ(a->uses().size(), 1u);
+  EXPECT_EQ(a->uses()[0], (Use{n, Use::kImplicitInput}));
+  g.SetImplicitInputs(n, {b});
+  EXPECT_TRUE(a->uses().empty());
+  EXPECT_EQ(b->uses().size(), 1u);
+  EXPECT_EQ(n->implicit_inputs(), (std::vector<Value*>{b}));
+  EXPECT_TRUE(g.RemoveValue(a).ok());
+}
+
 }  // namespace
 }  // namespace qtune::ir

@@ -103,3 +103,33 @@ TEST(MalformedBytesTest, SplicedModelsNeverCrash) {
 
 }  // namespace
 }  // namespace qtune::ir
+
+namespace qtune::ir {
+namespace {
+
+TEST(MalformedFileTest, MissingFileIsNotFound) {
+  testing::TempDir dir;
+  auto g = LoadModel(dir.File("absent.onnx"));
+  EXPECT_EQ(g.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(g.status().message().find("absent.onnx"), std::string::npos);
+}
+
+TEST(MalformedFileTest, FolderIsNotAModel) {
+  testing::TempDir dir;
+  auto g = LoadModel(dir.path().string());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << g.status().ToString();
+}
+
+TEST(MalformedFileTest, TruncatedFileIsDataLoss) {
+  testing::TempDir dir;
+  const std::string bytes = ReadBytes(BundledModelPaths()[2]);
+  testing::WriteBytes(dir.File("cut.onnx"), bytes.substr(0, bytes.size() / 3));
+  auto g = LoadModel(dir.File("cut.onnx"));
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(g.status().message().find("cut.onnx is not a valid ONNX model"), std::string::npos)
+      << g.status().message();
+}
+
+}  // namespace
+}  // namespace qtune::ir
