@@ -6,6 +6,7 @@
 // (If/Loop/Scan bodies, kept as serialized protos with their outer-scope reads recorded
 // as implicit inputs). Malformed input of any kind returns a Status naming the file and
 // the offending node/tensor; it never crashes and never allocates unboundedly.
+// docs/formats/onnx-support.md lists the rules, limits and error cases.
 #pragma once
 
 #include <cstdint>
