@@ -22,6 +22,7 @@ struct BenchOptions {
   int iters = 50;
   uint64_t seed = 0;
   bool reference = false;
+  bool profile = false;
   bool json = false;
 };
 
@@ -49,6 +50,7 @@ int Bench(const BenchOptions& options) {
   runtime::SessionOptions session_options;
   session_options.threads = options.threads;
   session_options.use_onednn = !options.reference;
+  session_options.profile = options.profile;
   auto session = runtime::Session::Create(**graph, session_options);
   if (!session.ok()) return ReportAndExitCode(session.status());
   double optimize_ms = MillisSince(start);
@@ -86,6 +88,7 @@ int Bench(const BenchOptions& options) {
     std::printf("latency  median %.3f ms   p90 %.3f ms   min %.3f ms\n", median, p90, min);
     std::printf("prepare  optimize %.1f ms   compile %.1f ms   %zu steps\n", optimize_ms,
                 compile_ms, (*plan)->steps.size());
+    if (options.profile) std::printf("\n%s", (*plan)->ProfileToString().c_str());
     if (emulated_fp8) {
       std::printf("note     FP8 is emulated on this CPU: this latency is not FP8 speed\n");
     }
@@ -112,6 +115,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--reference", options->reference, "Use only the reference kernels");
+  cmd->add_flag("--profile", options->profile,
+                "Time every step and print where the time goes (adds a little overhead)");
   cmd->add_flag("--json", options->json, "Print the result as JSON");
   cmd->callback([options, exit_code] { *exit_code = Bench(*options); });
 }

@@ -106,7 +106,9 @@ class PlanBuilder {
     std::optional<KernelChoice> choice;
     if (options_.use_onednn) {
       for (KernelFactory factory :
-           {&CreateOnednnConvKernel, &CreateOnednnPoolKernel, &CreateOnednnMatMulKernel}) {
+           {&CreateOnednnConvKernel, &CreateOnednnDeconvKernel, &CreateOnednnPoolKernel,
+            &CreateOnednnMatMulKernel, &CreateOnednnElementwiseKernel, &CreateOnednnResizeKernel,
+            &CreateOnednnConcatKernel}) {
         ASSIGN_OR_RETURN(choice, factory(request));
         if (choice) break;
       }
@@ -191,7 +193,7 @@ StatusOr<std::unique_ptr<Plan>> Compile(const ir::Graph& graph,
     SizesByName sizes;
     for (const auto& [value, info] : infos) sizes[value->name()] = {info.dtype, info.sizes};
     ASSIGN_OR_RETURN(FusionReport report, RunFusions(*own, sizes));
-    if (report.conv_add + report.conv_activation > 0) {
+    if (report.activations + report.conv_add + report.conv_activation > 0) {
       ASSIGN_OR_RETURN(infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));
     }
   }

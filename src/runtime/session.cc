@@ -1,5 +1,6 @@
 #include "runtime/session.h"
 
+#include <chrono>
 #include <new>
 
 #include "core/shape.h"
@@ -130,7 +131,15 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
     step_outputs.clear();
     for (int id : step.inputs) step_inputs.push_back(id < 0 ? Tensor() : slots[id]);
     for (int id : step.outputs) step_outputs.push_back(id < 0 ? Tensor() : slots[id]);
+    auto start = options_.profile ? std::chrono::steady_clock::now()
+                                  : std::chrono::steady_clock::time_point();
     Status s = step.kernel->Run(step_inputs, step_outputs);
+    if (options_.profile) {
+      step.profile_ms += std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+      step.profile_runs += 1;
+    }
     if (!s.ok()) return s.WithContext(step.op_type + " '" + step.node_name + "'");
   }
   NamedTensors outputs;

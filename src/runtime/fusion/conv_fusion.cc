@@ -165,6 +165,7 @@ StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes) {
 
 StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   FusionReport report;
+  ASSIGN_OR_RETURN(report.activations, FuseDecomposedActivations(graph));
   ASSIGN_OR_RETURN(report.conv_add, FuseConvAdd(graph, sizes));
   ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph, sizes));
   RETURN_IF_ERROR(graph.SortTopologically());

@@ -22,6 +22,7 @@ struct TypeAndSizes {
 using SizesByName = std::unordered_map<std::string, TypeAndSizes>;
 
 struct FusionReport {
+  int activations = 0;
   int conv_add = 0;
   int conv_activation = 0;
 };
@@ -29,6 +30,7 @@ struct FusionReport {
 StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes);
 
 // Individual fusions (exposed for tests). Each returns how many matches it rewrote.
+StatusOr<int> FuseDecomposedActivations(ir::Graph& graph);  // x*Clip(x+3,0,6)/6 -> HardSwish
 StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes);  // Conv->Add[->act]
 StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  // Conv->act
 

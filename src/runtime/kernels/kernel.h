@@ -64,6 +64,10 @@ inline StatusOr<std::optional<KernelChoice>> NotApplicable() {
 StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnElementwiseKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnConcatKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "core/shape.h"
 
 namespace qtune::runtime {
@@ -30,6 +33,30 @@ std::string Plan::ToString() const {
                        s.kernel->Describe(), fmt::join(ins, ", "), fmt::join(outs, ", "));
   }
   out += fmt::format("arena {} bytes, {} steps, {} threads\n", arena_bytes, steps.size(), threads);
+  return out;
+}
+
+std::string Plan::ProfileToString() const {
+  std::map<std::string, std::pair<double, int>> by_kind;  // key -> (ms per run, steps)
+  double total = 0;
+  for (const PlanStep& s : steps) {
+    if (s.profile_runs == 0) continue;
+    double ms = s.profile_ms / static_cast<double>(s.profile_runs);
+    auto& entry = by_kind[s.op_type + "  " + s.kernel->Describe()];
+    entry.first += ms;
+    entry.second += 1;
+    total += ms;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(by_kind.begin(), by_kind.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::string out = fmt::format("{:<60} {:>6} {:>10} {:>6}\n", "op  implementation", "steps",
+                                "ms/run", "share");
+  for (const auto& [key, value] : rows) {
+    out += fmt::format("{:<60} {:>6} {:>10.3f} {:>5.1f}%\n", key, value.second, value.first,
+                       total > 0 ? 100.0 * value.first / total : 0.0);
+  }
+  out += fmt::format("{:<60} {:>6} {:>10.3f}\n", "total", steps.size(), total);
   return out;
 }
 

@@ -42,6 +42,9 @@ struct PlanStep {
   std::unique_ptr<Kernel> kernel;
   std::vector<int> inputs;   // value ids; -1 for an omitted input
   std::vector<int> outputs;  // value ids; -1 for an omitted output
+  // Filled when the session profiles: total time in this step and how often it ran.
+  double profile_ms = 0;
+  int64_t profile_runs = 0;
 };
 
 struct Plan {
@@ -57,6 +60,9 @@ struct Plan {
   // One line per step: index, op, node, implementation, inputs -> outputs with sizes and
   // layouts; then the arena size.
   std::string ToString() const;
+  // Profiled time per (op type, implementation), most expensive first, with each one's
+  // share of the total. Empty unless the session ran with profiling.
+  std::string ProfileToString() const;
 };
 
 }  // namespace qtune::runtime

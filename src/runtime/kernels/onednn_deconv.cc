@@ -1,0 +1,119 @@
+// oneDNN fp32 2-D transposed convolution (ONNX ConvTranspose) on kNhwc activations, with
+// constant weights reordered once at creation. ONNX weights are [C_in, C_out/group, kH, kW]
+// (oneDNN calls that layout iohw / giohw).
+#include "runtime/kernels/kernel.h"
+#include "runtime/kernels/onednn_context.h"
+
+namespace qtune::runtime {
+namespace {
+
+using dnnl::memory;
+
+class OnednnDeconvKernel : public Kernel {
+ public:
+  OnednnDeconvKernel(dnnl::deconvolution_forward::primitive_desc pd, memory weights,
+                     std::optional<memory> bias)
+      : pd_(std::move(pd)), primitive_(pd_), weights_(std::move(weights)),
+        bias_(std::move(bias)), impl_(onednn::ImplName(pd_)) {}
+
+  std::string Describe() const override { return "onednn:deconv:" + impl_; }
+
+  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    try {
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data())},
+          {DNNL_ARG_WEIGHTS, weights_},
+          {DNNL_ARG_DST, onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data())}};
+      if (bias_) args[DNNL_ARG_BIAS] = *bias_;
+      primitive_.execute(onednn::Stream(), args);
+      onednn::Stream().wait();
+      return Status::Ok();
+    } catch (const dnnl::error& e) {
+      return onednn::FromDnnlError(e, "running deconvolution");
+    }
+  }
+
+ private:
+  dnnl::deconvolution_forward::primitive_desc pd_;
+  dnnl::deconvolution_forward primitive_;
+  memory weights_;
+  std::optional<memory> bias_;
+  std::string impl_;
+};
+
+}  // namespace
+
+StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelRequest& request) {
+  const ir::Node& node = request.node;
+  if (node.op_type() != "ConvTranspose" || !node.domain().empty()) return NotApplicable();
+  if (request.inputs.size() < 2 || !request.inputs[0] || !request.inputs[1]) return NotApplicable();
+  const ValueInfo& x = *request.inputs[0];
+  const ValueInfo& w = *request.inputs[1];
+  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  if (x.dtype != DataType::kFloat32 || x.sizes.size() != 4 || !w.has_constant() ||
+      w.dtype != DataType::kFloat32 || (b != nullptr && !b->has_constant())) {
+    return NotApplicable();
+  }
+  const std::vector<int64_t>& y = request.outputs[0]->sizes;
+  int64_t group = node.GetInt("group", 1);
+  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
+  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
+  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
+  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return NotApplicable();
+  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
+  memory::dims pad_begin, pad_end, dnnl_dilations;
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t effective = (w.sizes[i + 2] - 1) * dilations[i] + 1;
+    pad_begin.push_back(pads[i]);
+    // Right padding that gives ONNX's output size (covers output_padding/output_shape).
+    pad_end.push_back((x.sizes[i + 2] - 1) * strides[i] + effective - pads[i] - y[i + 2]);
+    dnnl_dilations.push_back(dilations[i] - 1);
+  }
+  for (int64_t p : pad_end) {
+    if (p < 0) return NotApplicable();
+  }
+  onednn::SetThreads(request.threads);
+  try {
+    int64_t c_out = y[1];
+    memory::dims w_dims = {c_out, w.sizes[0], w.sizes[2], w.sizes[3]};
+    memory::format_tag w_tag = memory::format_tag::iohw;
+    if (group > 1) {
+      w_dims = {group, c_out / group, w.sizes[0] / group, w.sizes[2], w.sizes[3]};
+      w_tag = memory::format_tag::giohw;
+    }
+    memory::desc src_md(onednn::ToDims(x.sizes), memory::data_type::f32, memory::format_tag::nhwc);
+    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, memory::format_tag::nhwc);
+    memory::desc w_any(w_dims, memory::data_type::f32, memory::format_tag::any);
+    memory::desc b_md({c_out}, memory::data_type::f32, memory::format_tag::a);
+    auto alg = dnnl::algorithm::deconvolution_direct;
+    auto prop = dnnl::prop_kind::forward_inference;
+    memory::dims stride_dims(strides.begin(), strides.end());
+    auto desc = b != nullptr ? dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, b_md,
+                                                                 dst_md, stride_dims, dnnl_dilations,
+                                                                 pad_begin, pad_end)
+                             : dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, dst_md,
+                                                                 stride_dims, dnnl_dilations,
+                                                                 pad_begin, pad_end);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::Engine());
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    memory::desc w_plain(w_dims, memory::data_type::f32, w_tag);
+    ASSIGN_OR_RETURN(memory weights, onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
+    std::optional<memory> bias;
+    if (b != nullptr) {
+      ASSIGN_OR_RETURN(bias, onednn::ReorderConstant(b->constant, b_md, b_md));
+    }
+    KernelChoice choice;
+    choice.kernel = std::make_unique<OnednnDeconvKernel>(std::move(pd), std::move(weights),
+                                                         std::move(bias));
+    choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
+    choice.input_layouts[0] = Layout::kNhwc;
+    choice.output_layouts = {Layout::kNhwc};
+    return std::optional<KernelChoice>(std::move(choice));
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return NotApplicable();
+    return onednn::FromDnnlError(e, node.DebugName());
+  }
+}
+
+}  // namespace qtune::runtime
