@@ -40,6 +40,7 @@ KernelResult DepthToSpace(const KernelArgs& args) {
                                  "blocksize^2 = " + std::to_string(b * b));
   }
   const int64_t oc = c / (b * b);
+  const bool dcr = mode == "DCR";
   ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(x->dtype(), {n, oc, h * b, w * b}));
   for (int64_t in = 0; in < n; ++in)
     for (int64_t ic = 0; ic < oc; ++ic)
@@ -47,7 +48,7 @@ KernelResult DepthToSpace(const KernelArgs& args) {
         for (int64_t i = 0; i < b; ++i)
           for (int64_t iw = 0; iw < w; ++iw)
             for (int64_t j = 0; j < b; ++j) {
-              const int64_t source_c = mode == "DCR" ? (i * b + j) * oc + ic : (ic * b + i) * b + j;
+              const int64_t source_c = dcr ? (i * b + j) * oc + ic : (ic * b + i) * b + j;
               const int64_t from = ((in * c + source_c) * h + ih) * w + iw;
               const int64_t to = ((in * oc + ic) * h * b + ih * b + i) * w * b + iw * b + j;
               CopyElement(*x, from, y, to);
