@@ -68,6 +68,9 @@ TEST(ReferenceUnaryTest, FloatOpsMatchScalarFormulasAtOddSizes) {
       {"Sin", {}, [](double x) { return std::sin(x); }},
       {"Cos", {}, [](double x) { return std::cos(x); }},
       {"Identity", {}, [](double x) { return x; }},
+      {"Sinh", {}, [](double x) { return std::sinh(x); }},
+      {"Asinh", {}, [](double x) { return std::asinh(x); }},
+      {"Mish", {}, [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }},
   };
   const std::vector<UnaryCase> positive_cases = {
       {"Log", {}, [](double x) { return std::log(x); }},

@@ -156,5 +156,21 @@ TEST(ReferenceArgTest, TopKLargestAndSmallestWithStableTies) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ReferenceCumSumTest, ExclusiveAndReverse) {
+  Tensor x = F32({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto run = [&](Tensor axis, int64_t exclusive, int64_t reverse) {
+    return Values<float>(Run1({.op_type = "CumSum",
+                               .inputs = {x, std::move(axis)},
+                               .attributes = {Attribute::Int("exclusive", exclusive),
+                                              Attribute::Int("reverse", reverse)}}));
+  };
+  EXPECT_EQ(run(I64({}, {1}), 0, 0), (std::vector<float>{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(run(I32({}, {-1}), 1, 0), (std::vector<float>{0, 1, 3, 0, 4, 9}));
+  EXPECT_EQ(run(I64({}, {1}), 0, 1), (std::vector<float>{6, 5, 3, 15, 11, 6}));
+  EXPECT_EQ(run(I64({}, {0}), 1, 1), (std::vector<float>{4, 5, 6, 0, 0, 0}));
+  Tensor ints = Run1({.op_type = "CumSum", .inputs = {I64({3}, {5, -2, 7}), I64({}, {0})}});
+  EXPECT_EQ(Values<int64_t>(ints), (Sizes{5, 3, 10}));
+}
+
 }  // namespace
 }  // namespace qtune::runtime::testing

@@ -307,5 +307,57 @@ TEST(ReferenceGenerateTest, ConstantOfShapeRangeAndNonZero) {
   EXPECT_EQ(Values<int64_t>(nz), (Sizes{0, 1, 1, 0}));
 }
 
+TEST(ReferenceScatterTest, GatherNDWithAndWithoutBatchDims) {
+  Tensor x = Iota({2, 2, 2});
+  Tensor y = Run1({.op_type = "GatherND", .inputs = {x, I64({2, 2}, {0, 1, 1, 0})}});
+  EXPECT_EQ(y.sizes(), (Sizes{2, 2}));
+  EXPECT_EQ(Values<float>(y), (std::vector<float>{2, 3, 4, 5}));
+  Tensor b = Run1({.op_type = "GatherND",
+                   .inputs = {x, I64({2, 1}, {1, 0})},
+                   .attributes = {Attribute::Int("batch_dims", 1)}});
+  EXPECT_EQ(b.sizes(), (Sizes{2, 2}));
+  EXPECT_EQ(Values<float>(b), (std::vector<float>{2, 3, 4, 5}));
+  auto bad = RunOp({.op_type = "GatherND", .inputs = {x, I64({1, 1}, {2})}});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ReferenceScatterTest, ScatterNDAndScatterElementsWithReductions) {
+  Tensor data = F32({4}, {1, 2, 3, 4});
+  Tensor y =
+      Run1({.op_type = "ScatterND", .inputs = {data, I64({2, 1}, {3, -4}), F32({2}, {10, 20})}});
+  EXPECT_EQ(Values<float>(y), (std::vector<float>{20, 2, 3, 10}));
+  EXPECT_EQ(Values<float>(data), (std::vector<float>{1, 2, 3, 4}));  // input untouched
+  Tensor add = Run1({.op_type = "ScatterND",
+                     .inputs = {data, I64({2, 1}, {1, 1}), F32({2}, {10, 20})},
+                     .attributes = {Attribute::String("reduction", "add")},
+                     .opset = 16});
+  EXPECT_EQ(Values<float>(add), (std::vector<float>{1, 32, 3, 4}));
+  Tensor e =
+      Run1({.op_type = "ScatterElements",
+            .inputs = {F32({2, 3}, {0, 0, 0, 0, 0, 0}), I64({1, 2}, {2, 0}), F32({1, 2}, {7, 8})},
+            .attributes = {Attribute::Int("axis", 1)}});
+  EXPECT_EQ(Values<float>(e), (std::vector<float>{8, 0, 7, 0, 0, 0}));
+}
+
+TEST(ReferenceGenerateTest, TriluAndOneHot) {
+  Tensor x = Iota({3, 3}, 1);
+  EXPECT_EQ(Values<float>(Run1({.op_type = "Trilu", .inputs = {x}, .opset = 14})),
+            (std::vector<float>{1, 2, 3, 0, 5, 6, 0, 0, 9}));
+  EXPECT_EQ(Values<float>(Run1({.op_type = "Trilu",
+                                .inputs = {x, I64({}, {-1})},
+                                .attributes = {Attribute::Int("upper", 0)},
+                                .opset = 14})),
+            (std::vector<float>{0, 0, 0, 4, 0, 0, 7, 8, 0}));
+  Tensor oh =
+      Run1({.op_type = "OneHot", .inputs = {I64({3}, {0, -1, 5}), I64({}, {3}), F32({2}, {0, 1})}});
+  EXPECT_EQ(oh.sizes(), (Sizes{3, 3}));
+  EXPECT_EQ(Values<float>(oh), (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0}));
+  Tensor oh0 = Run1({.op_type = "OneHot",
+                     .inputs = {I64({2}, {1, 0}), I64({}, {2}), I64({2}, {-1, 5})},
+                     .attributes = {Attribute::Int("axis", 0)}});
+  EXPECT_EQ(oh0.sizes(), (Sizes{2, 2}));
+  EXPECT_EQ(Values<int64_t>(oh0), (Sizes{-1, 5, 5, -1}));
+}
+
 }  // namespace
 }  // namespace qtune::runtime::testing

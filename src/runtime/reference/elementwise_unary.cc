@@ -123,6 +123,18 @@ Outputs Sin(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::si
 Outputs Cos(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::cos(v))); }
 Outputs Tan(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::tan(v))); }
 Outputs Atan(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::atan(v))); }
+Outputs Asin(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::asin(v))); }
+Outputs Acos(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::acos(v))); }
+Outputs Sinh(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::sinh(v))); }
+Outputs Cosh(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::cosh(v))); }
+Outputs Asinh(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::asinh(v))); }
+Outputs Acosh(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::acosh(v))); }
+Outputs Atanh(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::atanh(v))); }
+// x * tanh(softplus(x)), opset 18.
+Outputs Mish(const KernelArgs& a) {
+  return Unary<kFloatTypes>(a, FLOAT_OP(v * std::tanh(std::max(double(v), 0.0) +
+                                                      std::log1p(std::exp(-std::abs(double(v)))))));
+}
 
 Outputs Abs(const KernelArgs& a) {
   return Unary<kNumericTypes>(a, [](auto v) {
@@ -230,6 +242,14 @@ void RegisterUnaryKernels(ReferenceRegistry& r) {
   r.Register("Cos", Cos);
   r.Register("Tan", Tan);
   r.Register("Atan", Atan);
+  r.Register("Asin", Asin);
+  r.Register("Acos", Acos);
+  r.Register("Sinh", Sinh);
+  r.Register("Cosh", Cosh);
+  r.Register("Asinh", Asinh);
+  r.Register("Acosh", Acosh);
+  r.Register("Atanh", Atanh);
+  r.Register("Mish", Mish);
   r.Register("Abs", Abs);
   r.Register("Neg", Neg);
   r.Register("Sign", Sign);

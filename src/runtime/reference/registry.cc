@@ -56,11 +56,13 @@ void RegisterShapeKernels(ReferenceRegistry& registry) {
   reference::RegisterSliceKernels(registry);
   reference::RegisterGatherKernels(registry);
   reference::RegisterGenerateKernels(registry);
+  reference::RegisterScatterKernels(registry);
 }
 
 void RegisterReductionKernels(ReferenceRegistry& registry) {
   reference::RegisterReduceKernels(registry);
   reference::RegisterArgKernels(registry);
+  reference::RegisterCumSumKernels(registry);
 }
 
 }  // namespace qtune::runtime

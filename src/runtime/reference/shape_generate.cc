@@ -1,5 +1,5 @@
 // Reference kernels that create tensors: Constant (value, value_float(s), value_int(s)),
-// ConstantOfShape, Range and NonZero.
+// ConstantOfShape, Range, NonZero, Trilu and OneHot.
 #include <cmath>
 #include <cstring>
 
@@ -101,6 +101,67 @@ Outputs NonZero(const KernelArgs& a) {
   return std::vector<Tensor>{std::move(y)};
 }
 
+// Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims.
+Outputs Trilu(const KernelArgs& a) {
+  RETURN_IF_ERROR(CheckInputCount(a, 1, 2));
+  const Tensor& x = a.inputs[0];
+  if (x.rank() < 2) return NodeError(a.node, "input must have rank >= 2");
+  int64_t k = 0;
+  if (HasInput(a, 1)) {
+    ASSIGN_OR_RETURN(k, ReadIndexScalar(a.node, a.inputs[1], "k"));
+  }
+  const bool upper = a.node.GetInt("upper", 1) != 0;
+  const int64_t rows = x.size(x.rank() - 2), cols = x.size(x.rank() - 1);
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(x.dtype(), x.sizes()));  // zero-filled
+  const size_t element_size = DataTypeSize(x.dtype());
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const int64_t col = i % cols, row = (i / cols) % rows;
+    if (upper ? col - row >= k : col - row <= k) {
+      CopyElement(y.raw_data(), i, x.raw_data(), i, element_size);
+    }
+  }
+  return std::vector<Tensor>{std::move(y)};
+}
+
+// indices -> values[1] where the index (negative counts from depth) matches, values[0]
+// elsewhere; the depth dim is inserted at `axis`.
+Outputs OneHot(const KernelArgs& a) {
+  RETURN_IF_ERROR(CheckInputCount(a, 3, 3));
+  const Tensor& indices = a.inputs[0];
+  const Tensor& values = a.inputs[2];
+  if (!IsInteger(indices.dtype()) && !IsFloatingPoint(indices.dtype())) {
+    return UnsupportedType(a.node, indices.dtype(), "indices");
+  }
+  ASSIGN_OR_RETURN(double depth_value, ReadScalarAsDouble(a.node, a.inputs[1], "depth"));
+  if (!(depth_value >= 1 && depth_value < double(int64_t{1} << 40))) {
+    return NodeError(a.node, "depth " + std::to_string(depth_value) + " is out of range");
+  }
+  const int64_t depth = static_cast<int64_t>(depth_value);
+  if (values.num_elements() != 2) return NodeError(a.node, "values must hold [off, on]");
+  const int64_t out_rank = static_cast<int64_t>(indices.rank()) + 1;
+  ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a.node, a.node.GetInt("axis", -1), out_rank));
+  std::vector<int64_t> out_sizes = indices.sizes();
+  out_sizes.insert(out_sizes.begin() + axis, depth);
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(values.dtype(), out_sizes));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out_sizes[d];
+  for (int64_t d = axis + 1; d < out_rank; ++d) inner *= out_sizes[d];
+  const size_t element_size = DataTypeSize(values.dtype());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < depth; ++j) {
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = LoadAsDouble(indices, o * inner + i);
+        // Anything outside [-depth, depth) matches no position.
+        int64_t index = std::abs(v) <= double(depth) ? static_cast<int64_t>(v) : depth;
+        if (index < 0) index += depth;
+        CopyElement(y.raw_data(), (o * depth + j) * inner + i, values.raw_data(),
+                    index == j ? 1 : 0, element_size);
+      }
+    }
+  }
+  return std::vector<Tensor>{std::move(y)};
+}
+
 }  // namespace
 
 void RegisterGenerateKernels(ReferenceRegistry& r) {
@@ -108,6 +169,8 @@ void RegisterGenerateKernels(ReferenceRegistry& r) {
   r.Register("ConstantOfShape", ConstantOfShape);
   r.Register("Range", Range);
   r.Register("NonZero", NonZero);
+  r.Register("Trilu", Trilu);
+  r.Register("OneHot", OneHot);
 }
 
 }  // namespace qtune::runtime::reference

@@ -155,7 +155,9 @@ void RegisterCombineKernels(ReferenceRegistry& registry);   // shape_combine.cc
 void RegisterSliceKernels(ReferenceRegistry& registry);     // shape_slice.cc
 void RegisterGatherKernels(ReferenceRegistry& registry);    // shape_gather.cc
 void RegisterGenerateKernels(ReferenceRegistry& registry);  // shape_generate.cc
+void RegisterScatterKernels(ReferenceRegistry& registry);   // shape_scatter.cc
 void RegisterReduceKernels(ReferenceRegistry& registry);    // reduction_reduce.cc
 void RegisterArgKernels(ReferenceRegistry& registry);       // reduction_arg.cc
+void RegisterCumSumKernels(ReferenceRegistry& registry);    // reduction_cumsum.cc
 
 }  // namespace qtune::runtime::reference
