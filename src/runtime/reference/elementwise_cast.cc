@@ -76,6 +76,7 @@ StatusOr<Tensor> NarrowFromFloat32(const ir::Node& node, const Tensor& f, DataTy
 
 StatusOr<Tensor> CastTensor(const ir::Node& node, const Tensor& x, DataType to, bool saturate) {
   if (x.dtype() == to) return x;
+  if (!IsStorableDataType(to)) return UnsupportedType(node, to, "target type");
   Tensor src = x;
   if (IsNarrowFloat(src.dtype())) {
     auto f = ToFloat32(src);

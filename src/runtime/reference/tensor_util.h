@@ -88,23 +88,6 @@ T SaturateCast(double v) {
   return static_cast<T>(v);
 }
 
-// The DataType of a C++ element type.
-template <typename T>
-constexpr DataType DataTypeOf() {
-  if constexpr (std::is_same_v<T, float>) return DataType::kFloat32;
-  if constexpr (std::is_same_v<T, double>) return DataType::kFloat64;
-  if constexpr (std::is_same_v<T, int8_t>) return DataType::kInt8;
-  if constexpr (std::is_same_v<T, uint8_t>) return DataType::kUint8;
-  if constexpr (std::is_same_v<T, int16_t>) return DataType::kInt16;
-  if constexpr (std::is_same_v<T, uint16_t>) return DataType::kUint16;
-  if constexpr (std::is_same_v<T, int32_t>) return DataType::kInt32;
-  if constexpr (std::is_same_v<T, uint32_t>) return DataType::kUint32;
-  if constexpr (std::is_same_v<T, int64_t>) return DataType::kInt64;
-  if constexpr (std::is_same_v<T, uint64_t>) return DataType::kUint64;
-  if constexpr (std::is_same_v<T, bool>) return DataType::kBool;
-  return DataType::kUndefined;
-}
-
 // Type sets for Dispatch.
 inline constexpr unsigned kFloatTypes = 1;     // float, double
 inline constexpr unsigned kSignedTypes = 2;    // int8, int16, int32, int64
