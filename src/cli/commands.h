@@ -7,5 +7,7 @@
 namespace qtune::cli {
 
 void AddInspectCommand(CLI::App& app, int* exit_code);
+void AddRunCommand(CLI::App& app, int* exit_code);
+void AddBenchCommand(CLI::App& app, int* exit_code);
 
 }  // namespace qtune::cli

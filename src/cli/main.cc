@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
 
   int exit_code = kExitOk;
   AddInspectCommand(app, &exit_code);
+  AddRunCommand(app, &exit_code);
+  AddBenchCommand(app, &exit_code);
 
   app.parse_complete_callback([&] {
     qtune::SetLogLevel(*qtune::ParseLogLevel(log_level));  // the check above validated it

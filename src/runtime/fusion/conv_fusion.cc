@@ -70,11 +70,37 @@ struct ConvMatch {
   ir::Value* sum = nullptr;        // the Add's other input
   ir::Node* activation = nullptr;  // optional
   Activation act;
+  std::vector<ir::Node*> post_nodes;  // Mul/Add by scalars after the activation
 };
+
+// Extends a match that ends in an activation with a following Mul and/or Add by scalar
+// constants (an affine step some exporters put after activations): y = act(x) * s + t.
+void AbsorbPostLinear(ConvMatch& m) {
+  if (m.activation == nullptr) return;
+  ir::Node* next = SoleConsumer(m.activation->output(0));
+  for (const char* op : {"Mul", "Add"}) {
+    if (next == nullptr || !IsDefaultOp(*next, op) || next->num_inputs() != 2) continue;
+    const ir::Value* tail = m.post_nodes.empty() ? m.activation->output(0)
+                                                 : m.post_nodes.back()->output(0);
+    ir::Value* other = next->input(0) == tail ? next->input(1) : next->input(0);
+    auto c = ScalarConstant(other);
+    if (!c) continue;
+    if (std::string(op) == "Mul") {
+      m.act.post_scale = *c;
+    } else {
+      m.act.post_shift = *c;
+    }
+    m.post_nodes.push_back(next);
+    next = SoleConsumer(next->output(0));
+  }
+}
 
 // Replaces the matched chain by one FusedConv whose output keeps the chain's last name.
 Status ApplyConvMatch(ir::Graph& graph, const ConvMatch& m) {
-  ir::Node* last = m.activation ? m.activation : m.add ? m.add : m.conv;
+  ir::Node* last = !m.post_nodes.empty() ? m.post_nodes.back()
+                   : m.activation        ? m.activation
+                   : m.add               ? m.add
+                                         : m.conv;
   ir::Value* final_value = last->output(0);
   std::string final_name = final_value->name();
   ir::NodeSpec spec;
@@ -87,8 +113,15 @@ Status ApplyConvMatch(ir::Graph& graph, const ConvMatch& m) {
   spec.attributes = m.conv->attributes();
   spec.attributes.push_back(ir::Attribute::String("activation", m.act.op));
   spec.attributes.push_back(ir::Attribute::Floats("activation_params", m.act.params));
+  if (m.act.has_post_linear()) {
+    spec.attributes.push_back(
+        ir::Attribute::Floats("post_linear", {m.act.post_scale, m.act.post_shift}));
+  }
   ASSIGN_OR_RETURN(ir::Node * fused, graph.AddNode(std::move(spec)));
   graph.ReplaceAllUsesWith(final_value, fused->output(0));
+  for (auto it = m.post_nodes.rbegin(); it != m.post_nodes.rend(); ++it) {
+    RETURN_IF_ERROR(graph.RemoveNode(*it));
+  }
   for (ir::Node* n : {m.activation, m.add, m.conv}) {
     if (n != nullptr) RETURN_IF_ERROR(graph.RemoveNode(n));
   }
@@ -110,13 +143,14 @@ std::optional<ConvMatch> SelectConvAdd(const ir::Graph& graph, ir::Node* conv,
       a->second.dtype != b->second.dtype || a->second.sizes.size() != 4) {
     return std::nullopt;
   }
-  ConvMatch m{conv, add, other, nullptr, {}};
+  ConvMatch m{conv, add, other, nullptr, {}, {}};
   if (ir::Node* act = SoleConsumer(add->output(0))) {
     if (auto activation = ActivationOf(*act, graph.onnx_opset())) {
       m.activation = act;
       m.act = *activation;
     }
   }
+  AbsorbPostLinear(m);
   return m;
 }
 
@@ -127,7 +161,9 @@ std::optional<ConvMatch> SelectConvActivation(const ir::Graph& graph, ir::Node* 
   if (act == nullptr) return std::nullopt;
   auto activation = ActivationOf(*act, graph.onnx_opset());
   if (!activation) return std::nullopt;
-  return ConvMatch{conv, nullptr, nullptr, act, *activation};
+  ConvMatch m{conv, nullptr, nullptr, act, *activation, {}};
+  AbsorbPostLinear(m);
+  return m;
 }
 
 // Applies the first match, then searches again from the start: a rewrite frees nodes and

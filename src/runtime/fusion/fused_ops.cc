@@ -17,11 +17,25 @@ bool IsFusibleActivation(const ir::Node& node) {
 }
 
 Activation ReadActivation(const ir::Node& node) {
-  return Activation{node.GetString("activation", ""), node.GetFloats("activation_params", {})};
+  Activation a{node.GetString("activation", ""), node.GetFloats("activation_params", {})};
+  std::vector<float> linear = node.GetFloats("post_linear", {});
+  if (linear.size() == 2) {
+    a.post_scale = linear[0];
+    a.post_shift = linear[1];
+  }
+  return a;
 }
 
 void ApplyActivation(const Activation& a, float* data, int64_t n) {
   auto param = [&](size_t i, float fallback) { return i < a.params.size() ? a.params[i] : fallback; };
+  if (a.has_post_linear()) {
+    Activation plain = a;
+    plain.post_scale = 1.0f;
+    plain.post_shift = 0.0f;
+    ApplyActivation(plain, data, n);
+    for (int64_t i = 0; i < n; ++i) data[i] = data[i] * a.post_scale + a.post_shift;
+    return;
+  }
   if (a.op.empty()) return;
   if (a.op == "Relu") {
     for (int64_t i = 0; i < n; ++i) data[i] = std::max(data[i], 0.0f);

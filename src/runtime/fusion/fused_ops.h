@@ -6,7 +6,8 @@
 // qtune::FusedConv   inputs: X, W, [B], [Sum]    attributes: Conv's, plus
 //   activation (string: "", Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh)
 //   activation_params (floats: LeakyRelu {alpha}; Clip {min, max}; HardSigmoid {alpha, beta})
-//   Y = activation(Conv(X, W, B) + Sum)
+//   post_linear (floats {scale, shift}, optional)
+//   Y = activation(Conv(X, W, B) + Sum) * scale + shift
 #pragma once
 
 #include <string>
@@ -27,6 +28,9 @@ inline bool IsFusedConv(const ir::Node& node) { return IsQtuneOp(node, "FusedCon
 struct Activation {
   std::string op;             // "" for none
   std::vector<float> params;  // see above
+  float post_scale = 1.0f;    // applied after the activation
+  float post_shift = 0.0f;
+  bool has_post_linear() const { return post_scale != 1.0f || post_shift != 0.0f; }
 };
 
 // True for the ONNX activations a fused producer can absorb (Relu, LeakyRelu, Clip,

@@ -10,8 +10,8 @@ StatusOr<bool> AppendActivation(const ir::Node& fused_node, dnnl::post_ops& post
   Activation a = ReadActivation(fused_node);
   auto param = [&](size_t i, float fallback) { return i < a.params.size() ? a.params[i] : fallback; };
   using alg = dnnl::algorithm;
-  if (a.op.empty()) return true;
-  if (a.op == "Relu") {
+  if (a.op.empty()) {
+  } else if (a.op == "Relu") {
     post_ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
   } else if (a.op == "LeakyRelu") {
     post_ops.append_eltwise(1.0f, alg::eltwise_relu, param(0, 0.01f), 0.0f);
@@ -33,6 +33,9 @@ StatusOr<bool> AppendActivation(const ir::Node& fused_node, dnnl::post_ops& post
     post_ops.append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f);
   } else {
     return false;
+  }
+  if (a.has_post_linear()) {
+    post_ops.append_eltwise(1.0f, alg::eltwise_linear, a.post_scale, a.post_shift);
   }
   return true;
 }
