@@ -59,10 +59,20 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
       return InvalidArgumentError("input '" + name + "' is given twice");
     }
   }
+  std::string expected;
+  for (const ir::Value* input : graph_->inputs()) expected += " '" + input->name() + "'";
+  for (const auto& [name, tensor] : by_name) {
+    const ir::Value* v = graph_->FindValue(name);
+    if (v == nullptr || !v->is_graph_input()) {
+      return InvalidArgumentError("the model has no input named '" + name + "'; its inputs are" +
+                                  expected);
+    }
+  }
   for (const ir::Value* input : graph_->inputs()) {
     auto it = by_name.find(input->name());
     if (it == by_name.end()) {
-      return InvalidArgumentError("missing input '" + input->name() + "'");
+      return InvalidArgumentError("missing input '" + input->name() + "'; the model's inputs are" +
+                                  expected);
     }
     const Tensor& t = *it->second;
     if (t.dtype() != input->dtype()) {
@@ -86,13 +96,6 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
       }
     }
     sizes[input->name()] = t.sizes();
-  }
-  if (by_name.size() != graph_->inputs().size()) {
-    for (const auto& [name, tensor] : by_name) {
-      if (graph_->FindValue(name) == nullptr || !graph_->FindValue(name)->is_graph_input()) {
-        return InvalidArgumentError("the model has no input named '" + name + "'");
-      }
-    }
   }
   ASSIGN_OR_RETURN(Plan * plan, PlanFor(sizes));
 
