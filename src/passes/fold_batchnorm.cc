@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "passes/conv_channels.h"
 #include "passes/pass_util.h"
 
 namespace qtune::passes {
@@ -54,50 +55,13 @@ Folded ComputeFolded(const ir::Node& bn, const ir::Value* conv_bias, int64_t cha
   return f;
 }
 
-// W scaled along its output-channel axis. Conv: W is [M, C/group, k...], channel = row.
-// ConvTranspose: W is [C, M/group, k...] and output channel = group_of(c) * M/group + j.
-Tensor ScaleWeights(const Tensor& w, const std::vector<double>& multiplier, bool transpose,
-                    int64_t group) {
-  Tensor out = w.Clone();
-  float* data = out.data<float>();
-  const int64_t rows = w.size(0), cols = w.size(1);
-  const int64_t inner = w.num_elements() / (rows * cols);
-  const int64_t rows_per_group = rows / group;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      int64_t channel = transpose ? (r / rows_per_group) * cols + c : r;
-      float* block = data + (r * cols + c) * inner;
-      for (int64_t k = 0; k < inner; ++k) {
-        block[k] = static_cast<float>(block[k] * multiplier[channel]);
-      }
-    }
-  }
-  return out;
-}
-
-// Points conv input `index` at `tensor`: overwrites the initializer there when the conv is
-// its only reader, otherwise adds a new initializer named after `base`.
-Status SetConvConstant(ir::Graph& graph, ir::Node* conv, size_t index, Tensor tensor,
-                       const std::string& base) {
-  ir::Value* old = conv->input(index);
-  if (old != nullptr && old->uses().size() == 1 && !old->is_graph_output()) {
-    return graph.SetInitializer(old, std::move(tensor));
-  }
-  ASSIGN_OR_RETURN(ir::Value * fresh,
-                   graph.AddInitializer(graph.UniqueValueName(base), std::move(tensor)));
-  graph.SetNodeInput(conv, index, fresh);
-  return Status::Ok();
-}
-
 StatusOr<bool> TryFold(ir::Graph& graph, ir::Node* bn, ir::Node* conv) {
-  const bool transpose = conv->op_type() == "ConvTranspose";
   ir::Value* w = conv->input(1);
   ir::Value* conv_bias = conv->input(2);
   if (!IsFloatConstant(w) || w->initializer().rank() < 3) return false;
   const Tensor& weights = w->initializer();
-  const int64_t group = conv->GetInt("group", 1);
-  if (group <= 0 || weights.size(0) % group != 0) return false;
-  const int64_t channels = transpose ? weights.size(1) * group : weights.size(0);
+  const int64_t channels = ConvOutputChannels(*conv, weights);
+  if (channels == 0) return false;
   if (conv_bias != nullptr && !IsChannelVector(conv_bias, channels)) return false;
   for (size_t i = 1; i <= 4; ++i) {
     if (!IsChannelVector(bn->input(i), channels)) return false;
@@ -105,7 +69,7 @@ StatusOr<bool> TryFold(ir::Graph& graph, ir::Node* bn, ir::Node* conv) {
   if (weights.num_elements() == 0) return false;
 
   Folded folded = ComputeFolded(*bn, conv_bias, channels);
-  Tensor new_weights = ScaleWeights(weights, folded.multiplier, transpose, group);
+  Tensor new_weights = ScaleConvWeights(*conv, weights, folded.multiplier);
   Tensor new_bias = Tensor::FromVector<float>({channels}, folded.bias);
   RETURN_IF_ERROR(SetConvConstant(graph, conv, 1, std::move(new_weights), w->name() + "_bn"));
   std::string bias_base = conv_bias != nullptr ? conv_bias->name() + "_bn" : w->name() + "_bias";

@@ -10,17 +10,19 @@
 #include "passes/constants_to_initializers.h"
 #include "passes/fold_batchnorm.h"
 #include "passes/fold_constants.h"
+#include "passes/fold_conv_affine.h"
 #include "passes/remove_dead_nodes.h"
 #include "passes/remove_identity.h"
 
 namespace qtune::passes {
 
 std::span<const PassEntry> DefaultPipeline() {
-  static constexpr std::array<PassEntry, 5> kPasses = {{
+  static constexpr std::array<PassEntry, 6> kPasses = {{
       {"constants_to_initializers", &ConstantsToInitializers},
       {"remove_identity", &RemoveIdentity},
       {"fold_constants", &FoldConstants},
       {"fold_batchnorm", &FoldBatchNorm},
+      {"fold_conv_affine", &FoldConvAffine},
       {"remove_dead_nodes", &RemoveDeadNodes},
   }};
   return kPasses;
