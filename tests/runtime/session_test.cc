@@ -1,0 +1,98 @@
+// Session behaviour a user relies on: re-planning when input sizes change, input checks
+// that name the input, unsupported ops reported at compile time, plan printing.
+#include "runtime/session.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "ir/onnx_io.h"
+#include "runtime/reference/reference_executor.h"
+
+namespace qtune::runtime {
+namespace {
+
+std::string FmnistPath() { return std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx"; }
+
+Tensor Ramp(std::vector<int64_t> sizes) {
+  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = (i % 97) / 97.0f - 0.5f;
+  return t;
+}
+
+TEST(SessionTest, NewInputSizesCompileANewPlanAndOldOnesAreReused) {
+  auto graph = ir::LoadModel(FmnistPath());
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  auto session = Session::Create(**graph, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  for (int64_t batch : {1, 3, 1}) {
+    NamedTensors inputs = {{"input", Ramp({batch, 1, 28, 28})}};
+    auto outputs = (*session)->Run(inputs);
+    ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+    EXPECT_EQ((*outputs)[0].second.sizes(), (std::vector<int64_t>{batch, 10}));
+    auto expected = RunReference(**graph, inputs);
+    ASSERT_TRUE(expected.ok());
+    const Tensor& got = (*outputs)[0].second;
+    const Tensor& want = (*expected)[0].second;
+    for (int64_t i = 0; i < got.num_elements(); ++i) {
+      EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-4) << "batch " << batch;
+    }
+  }
+  auto plan1 = (*session)->Prepare({{"input", {1, 1, 28, 28}}});
+  auto plan1_again = (*session)->Prepare({{"input", {1, 1, 28, 28}}});
+  ASSERT_TRUE(plan1.ok() && plan1_again.ok());
+  EXPECT_EQ(*plan1, *plan1_again);
+  std::string printed = (*plan1)->ToString();
+  EXPECT_NE(printed.find("FusedConv"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("arena"), std::string::npos) << printed;
+}
+
+TEST(SessionTest, WrongInputsAreRejectedWithTheInputsName) {
+  auto graph = ir::LoadModel(FmnistPath());
+  ASSERT_TRUE(graph.ok());
+  auto session = Session::Create(**graph, SessionOptions{});
+  ASSERT_TRUE(session.ok());
+  auto wrong_rank = (*session)->Run({{"input", Ramp({1, 28, 28})}});
+  EXPECT_EQ(wrong_rank.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_rank.status().message().find("'input' has rank 3"), std::string::npos)
+      << wrong_rank.status().message();
+  auto wrong_size = (*session)->Run({{"input", Ramp({1, 1, 27, 28})}});
+  EXPECT_NE(wrong_size.status().message().find("[N,1,28,28]"), std::string::npos)
+      << wrong_size.status().message();
+  auto wrong_type = (*session)->Run({{"input", Tensor::FromVector<int64_t>({1}, {1})}});
+  EXPECT_NE(wrong_type.status().message().find("int64"), std::string::npos);
+  auto missing = (*session)->Run({});
+  EXPECT_NE(missing.status().message().find("missing input 'input'"), std::string::npos);
+}
+
+TEST(SessionTest, UnsupportedOpIsReportedAtCompileTimeWithNodeAndOpset) {
+  ir::GraphBuilder b(17);
+  ir::Value* x = b.Input("x", DataType::kFloat32, {2, 3});
+  ir::Value* y = b.Op("Relu", {x});
+  ir::Value* z = b.Op("NoSuchOp", {y}, {}, {.name = "mystery", .domain = "com.example"});
+  b.SetType(z, DataType::kFloat32, Shape::FromSizes({2, 3}));
+  b.Output(z);
+  auto session = Session::Create(*b.Build(), SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto plan = (*session)->Prepare({{"x", {2, 3}}});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(plan.status().message().find("NoSuchOp"), std::string::npos) << plan.status().message();
+  EXPECT_NE(plan.status().message().find("mystery"), std::string::npos) << plan.status().message();
+}
+
+TEST(SessionTest, ReferenceOnlySessionMatchesTheFastOne) {
+  auto graph = ir::LoadModel(std::string(QTUNE_MODELS_DIR) + "/ppocr/ppocr_cls.onnx");
+  ASSERT_TRUE(graph.ok());
+  NamedTensors inputs = {{"x", Ramp({1, 3, 48, 192})}};
+  SessionOptions fast, reference;
+  reference.use_onednn = false;
+  auto a = (*Session::Create(**graph, fast))->Run(inputs);
+  auto b = (*Session::Create(**graph, reference))->Run(inputs);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int64_t i = 0; i < (*a)[0].second.num_elements(); ++i) {
+    EXPECT_NEAR((*a)[0].second.data<float>()[i], (*b)[0].second.data<float>()[i], 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace qtune::runtime
