@@ -1,5 +1,6 @@
 #include "runtime/compile.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -79,8 +80,8 @@ class PlanBuilder {
                      CreateReorderKernel(info.dtype, info.sizes, other, layout));
     int id = AddValue(*value, PlanValue::Kind::kIntermediate, layout);
     plan_->values[id].name += layout == Layout::kNhwc ? "@nhwc" : "@plain";
-    plan_->steps.push_back(PlanStep{"reorder " + value->name(), "Reorder", std::move(kernel),
-                                    {source->second}, {id}});
+    plan_->steps.push_back(
+        PlanStep{"reorder " + value->name(), "Reorder", std::move(kernel), {source->second}, {id}});
     return id;
   }
 
@@ -118,6 +119,7 @@ class PlanBuilder {
     }
 
     PlanStep step{node.name(), node.op_type(), std::move(choice->kernel), {}, {}};
+    step.inplace_input = choice->inplace_input;
     for (size_t i = 0; i < node.num_inputs(); ++i) {
       const ir::Value* in = node.input(i);
       if (in == nullptr) {
@@ -129,9 +131,9 @@ class PlanBuilder {
     }
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       const ir::Value* out = node.output(i);
-      step.outputs.push_back(
-          out == nullptr ? -1
-                         : AddValue(*out, PlanValue::Kind::kIntermediate, choice->output_layouts[i]));
+      step.outputs.push_back(out == nullptr ? -1
+                                            : AddValue(*out, PlanValue::Kind::kIntermediate,
+                                                       choice->output_layouts[i]));
     }
     plan_->steps.push_back(std::move(step));
     return Status::Ok();
@@ -148,30 +150,60 @@ class PlanBuilder {
     }
   }
 
+  // The value whose buffer `id` uses (aliases are views of their source).
+  int BufferOwner(int id) const {
+    return id >= 0 && plan_->values[id].kind == PlanValue::Kind::kAlias ? plan_->values[id].alias_of
+                                                                        : id;
+  }
+
+  // The input of step `s` whose buffer its output 0 can take over, or -1: the kernel
+  // allows it, the input is an arena value of the same size and layout, and no later step
+  // reads it.
+  int InplaceSource(size_t s, const std::unordered_map<int, int>& last_use) const {
+    const PlanStep& step = plan_->steps[s];
+    if (step.inplace_input < 0 || step.outputs.empty() || step.outputs[0] < 0) return -1;
+    int in = step.inputs[step.inplace_input];
+    if (in < 0 || plan_->values[in].kind != PlanValue::Kind::kIntermediate) return -1;
+    const PlanValue& out = plan_->values[step.outputs[0]];
+    const PlanValue& src = plan_->values[in];
+    if (out.byte_size() != src.byte_size() || out.layout != src.layout) return -1;
+    return last_use.at(in) == static_cast<int>(s) ? in : -1;
+  }
+
   void PlanArena() {
+    std::unordered_map<int, int> last_use;  // buffer owner -> last step reading it
+    for (size_t s = 0; s < plan_->steps.size(); ++s) {
+      for (int id : plan_->steps[s].inputs) {
+        if (id >= 0) last_use[BufferOwner(id)] = static_cast<int>(s);
+      }
+    }
     std::vector<int> arena_ids;
     std::vector<BufferRequest> requests;
     std::unordered_map<int, size_t> request_of;
     for (size_t s = 0; s < plan_->steps.size(); ++s) {
+      int inplace = InplaceSource(s, last_use);
       for (int id : plan_->steps[s].outputs) {
         if (id < 0 || plan_->values[id].kind != PlanValue::Kind::kIntermediate) continue;
+        if (inplace >= 0 && id == plan_->steps[s].outputs[0]) {
+          request_of[id] = request_of.at(inplace);
+          arena_ids.push_back(id);
+          continue;
+        }
         request_of[id] = requests.size();
         arena_ids.push_back(id);
         int step = static_cast<int>(s);
         requests.push_back({plan_->values[id].byte_size(), step, step});
       }
       for (int id : plan_->steps[s].inputs) {
-        if (id >= 0 && plan_->values[id].kind == PlanValue::Kind::kAlias) {
-          id = plan_->values[id].alias_of;
+        auto it = request_of.find(BufferOwner(id));
+        if (it != request_of.end()) {
+          requests[it->second].last_step =
+              std::max(requests[it->second].last_step, static_cast<int>(s));
         }
-        auto it = request_of.find(id);
-        if (it != request_of.end()) requests[it->second].last_step = static_cast<int>(s);
       }
     }
     MemoryPlan memory = PlanMemory(requests);
-    for (size_t i = 0; i < arena_ids.size(); ++i) {
-      plan_->values[arena_ids[i]].arena_offset = memory.offsets[i];
-    }
+    for (int id : arena_ids) plan_->values[id].arena_offset = memory.offsets[request_of.at(id)];
     plan_->arena_bytes = memory.arena_bytes;
   }
 
@@ -184,9 +216,9 @@ class PlanBuilder {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Plan>> Compile(const ir::Graph& graph,
-                                        const std::map<std::string, std::vector<int64_t>>& input_sizes,
-                                        const CompileOptions& options) {
+StatusOr<std::unique_ptr<Plan>> Compile(
+    const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& input_sizes,
+    const CompileOptions& options) {
   std::unique_ptr<ir::Graph> own = graph.Clone();
   ASSIGN_OR_RETURN(ValueInfoMap infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));
   if (options.fuse) {

@@ -51,6 +51,9 @@ struct KernelChoice {
   std::unique_ptr<Kernel> kernel;
   std::vector<Layout> input_layouts;   // layouts the kernel reads; the compiler reorders
   std::vector<Layout> output_layouts;  // layouts the kernel writes
+  // An input whose buffer output 0 may share when nothing reads that input later (the
+  // kernel then finds both at the same address and must handle it), or -1.
+  int inplace_input = -1;
 };
 
 // A factory returns nullopt when it does not apply to the request (another tier is tried),

@@ -30,8 +30,10 @@ class OnednnConvKernel : public Kernel {
     try {
       memory src = onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data());
       memory dst = onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data());
-      if (has_sum_) {
-        const Tensor& sum = inputs[kFusedConvSumInput];
+      // oneDNN's sum post-op adds what dst holds: the residual, unless the plan already
+      // placed the output in the residual's buffer.
+      const Tensor& sum = has_sum_ ? inputs[kFusedConvSumInput] : Tensor();
+      if (has_sum_ && sum.raw_data() != outputs[0].raw_data()) {
         std::memcpy(outputs[0].raw_data(), sum.raw_data(), outputs[0].byte_size());
       }
       std::unordered_map<int, memory> args = {
@@ -97,9 +99,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
   const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
-  const ValueInfo* sum = request.inputs.size() > kFusedConvSumInput
-                             ? request.inputs[kFusedConvSumInput]
-                             : nullptr;
+  const ValueInfo* sum =
+      request.inputs.size() > kFusedConvSumInput ? request.inputs[kFusedConvSumInput] : nullptr;
   if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 || x.sizes.size() != 4 ||
       !w.has_constant() || (b != nullptr && !b->has_constant())) {
     return NotApplicable();
@@ -119,15 +120,14 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
     memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, memory::format_tag::nhwc);
     memory::desc w_any(w_dims, memory::data_type::f32, memory::format_tag::any);
     memory::desc b_md({w.sizes[0]}, memory::data_type::f32, memory::format_tag::a);
-    auto desc = b != nullptr
-                    ? dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                          src_md, w_any, b_md, dst_md, geo.strides, geo.dilations, geo.pad_begin,
-                          geo.pad_end)
-                    : dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                          src_md, w_any, dst_md, geo.strides, geo.dilations, geo.pad_begin,
-                          geo.pad_end);
+    auto desc =
+        b != nullptr
+            ? dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                  w_any, b_md, dst_md, geo.strides, geo.dilations, geo.pad_begin, geo.pad_end)
+            : dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                  w_any, dst_md, geo.strides, geo.dilations, geo.pad_begin, geo.pad_end);
     dnnl::post_ops post_ops;
     if (sum != nullptr) post_ops.append_sum(1.0f);
     if (fused) {
@@ -140,17 +140,21 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
     std::string impl = onednn::ImplName(pd);
     if (onednn::IsReferenceImpl(impl)) return NotApplicable();
     memory::desc w_plain(w_dims, memory::data_type::f32, w_plain_tag);
-    ASSIGN_OR_RETURN(memory weights, onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
+    ASSIGN_OR_RETURN(memory weights,
+                     onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
     std::optional<memory> bias;
     if (b != nullptr) {
       ASSIGN_OR_RETURN(bias, onednn::ReorderConstant(b->constant, b_md, b_md));
     }
     KernelChoice choice;
-    choice.kernel = std::make_unique<OnednnConvKernel>(pd, std::move(weights), std::move(bias),
-                                                       sum != nullptr);
+    choice.kernel =
+        std::make_unique<OnednnConvKernel>(pd, std::move(weights), std::move(bias), sum != nullptr);
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.input_layouts[0] = Layout::kNhwc;
-    if (sum != nullptr) choice.input_layouts[kFusedConvSumInput] = Layout::kNhwc;
+    if (sum != nullptr) {
+      choice.input_layouts[kFusedConvSumInput] = Layout::kNhwc;
+      choice.inplace_input = static_cast<int>(kFusedConvSumInput);
+    }
     choice.output_layouts = {Layout::kNhwc};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {

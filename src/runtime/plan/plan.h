@@ -30,7 +30,7 @@ struct PlanValue {
   Layout layout = Layout::kPlain;
   int64_t arena_offset = -1;
   int alias_of = -1;  // for kAlias
-  Tensor constant;  // for kConstant, in `layout`
+  Tensor constant;    // for kConstant, in `layout`
 
   std::vector<int64_t> physical_sizes() const { return PhysicalSizes(sizes, layout); }
   int64_t byte_size() const;
@@ -42,6 +42,7 @@ struct PlanStep {
   std::unique_ptr<Kernel> kernel;
   std::vector<int> inputs;   // value ids; -1 for an omitted input
   std::vector<int> outputs;  // value ids; -1 for an omitted output
+  int inplace_input = -1;    // see KernelChoice::inplace_input
   // Filled when the session profiles: total time in this step and how often it ran.
   double profile_ms = 0;
   int64_t profile_runs = 0;
