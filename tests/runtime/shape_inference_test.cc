@@ -1,0 +1,472 @@
+// InferShapes on small graphs: the static shape functions (Conv, ConvTranspose, pools,
+// Gemm, MatMul, Reshape, Slice, Resize, Split, Squeeze/Unsqueeze, reductions), the
+// constant shape-subgraph walk, and errors that name the node. Every case is also checked
+// node by node against the sizes the reference kernel actually produces.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "ir/builder.h"
+#include "runtime/reference/registry.h"
+#include "runtime/shape/infer_shapes.h"
+
+namespace qtune::runtime {
+namespace {
+
+using ir::Attribute;
+using ir::GraphBuilder;
+using ir::Value;
+using Sizes = std::vector<int64_t>;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+Tensor Ints(const Sizes& v) { return Tensor::FromVector<int64_t>({int64_t(v.size())}, v); }
+Tensor Floats(const std::vector<float>& v) {
+  return Tensor::FromVector<float>({int64_t(v.size())}, v);
+}
+Tensor Zeros(const Sizes& sizes) { return *Tensor::Allocate(DataType::kFloat32, sizes); }
+
+std::map<std::string, Sizes> InputSizes(const ir::Graph& graph) {
+  std::map<std::string, Sizes> sizes;
+  for (const ir::Value* in : graph.inputs()) sizes[in->name()] = in->type().shape->sizes();
+  return sizes;
+}
+
+// Runs every node's reference kernel on inputs of the inferred sizes (constants where
+// known, zeros elsewhere) and checks that its outputs have the inferred dtype and sizes.
+void ExpectReferenceAgrees(const ir::Graph& graph, const ValueInfoMap& infos) {
+  auto order = graph.TopologicalOrder();
+  ASSERT_TRUE(order.ok()) << order.status().ToString();
+  for (const ir::Node* node : *order) {
+    std::vector<Tensor> inputs;
+    for (const ir::Value* v : node->inputs()) {
+      if (v == nullptr) {
+        inputs.emplace_back();
+        continue;
+      }
+      const ValueInfo& info = infos.at(v);
+      inputs.push_back(info.has_constant() ? info.constant
+                                           : *Tensor::Allocate(info.dtype, info.sizes));
+    }
+    auto outputs = EvaluateNode(*node, inputs, graph.onnx_opset());
+    ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+    for (size_t i = 0; i < node->num_outputs(); ++i) {
+      if (node->output(i) == nullptr) continue;
+      const ValueInfo& info = infos.at(node->output(i));
+      EXPECT_EQ((*outputs)[i].sizes(), info.sizes) << node->DebugName() << " output " << i;
+      EXPECT_EQ((*outputs)[i].dtype(), info.dtype) << node->DebugName() << " output " << i;
+    }
+  }
+}
+
+// Marks `outputs` as graph outputs, builds, infers, checks against the reference kernels
+// and returns each output's info (empty on an inference error, which fails the test).
+std::vector<ValueInfo> Infer(GraphBuilder& b, const std::vector<Value*>& outputs) {
+  for (Value* y : outputs) b.Output(y);
+  std::unique_ptr<ir::Graph> graph = b.Build();
+  auto infos = InferShapes(*graph, InputSizes(*graph), ShapeInferenceOptions{});
+  EXPECT_TRUE(infos.ok()) << infos.status().ToString();
+  if (!infos.ok()) return {};
+  ExpectReferenceAgrees(*graph, *infos);
+  std::vector<ValueInfo> result;
+  for (Value* y : outputs) result.push_back(infos->at(y));
+  return result;
+}
+
+Sizes SizesOf(GraphBuilder& b, Value* y) {
+  std::vector<ValueInfo> infos = Infer(b, {y});
+  return infos.empty() ? Sizes{-1} : infos[0].sizes;
+}
+
+// The error InferShapes gives (OK if it succeeds).
+Status InferError(GraphBuilder& b, Value* y) {
+  b.Output(y);
+  std::unique_ptr<ir::Graph> graph = b.Build();
+  return InferShapes(*graph, InputSizes(*graph), ShapeInferenceOptions{}).status();
+}
+
+// Y = op(x, w) with x and w of the given sizes.
+Sizes ConvLike(const std::string& op, const Sizes& x, const Sizes& w,
+               std::vector<Attribute> attributes) {
+  GraphBuilder b(17);
+  Value* xv = b.Input("x", DataType::kFloat32, x);
+  return SizesOf(b, b.Op(op, {xv, b.Initializer("w", Zeros(w))}, std::move(attributes)));
+}
+
+Sizes Pool(const std::string& op, const Sizes& x, std::vector<Attribute> attributes) {
+  GraphBuilder b(17);
+  return SizesOf(b, b.Op(op, {b.Input("x", DataType::kFloat32, x)}, std::move(attributes)));
+}
+
+TEST(ShapeInferenceConvTest, PadsStridesAndDilations) {
+  using A = Attribute;
+  EXPECT_EQ(ConvLike("Conv", {1, 3, 10, 10}, {8, 3, 3, 3}, {A::Ints("pads", {1, 1, 1, 1})}),
+            (Sizes{1, 8, 10, 10}));
+  EXPECT_EQ(ConvLike("Conv", {1, 3, 10, 11}, {8, 3, 3, 3}, {A::Ints("strides", {2, 3})}),
+            (Sizes{1, 8, 4, 3}));
+  EXPECT_EQ(ConvLike("Conv", {1, 3, 10, 10}, {8, 3, 3, 3}, {A::Ints("dilations", {2, 1})}),
+            (Sizes{1, 8, 6, 8}));
+  // Asymmetric pads: [h_begin, w_begin, h_end, w_end].
+  EXPECT_EQ(ConvLike("Conv", {1, 1, 5, 6}, {1, 1, 3, 3}, {A::Ints("pads", {0, 1, 2, 0})}),
+            (Sizes{1, 1, 5, 5}));
+  EXPECT_EQ(ConvLike("Conv", {2, 2, 9}, {4, 2, 4}, {A::Ints("strides", {2})}), (Sizes{2, 4, 3}));
+  EXPECT_EQ(ConvLike("Conv", {1, 1, 4, 5, 6}, {2, 1, 3, 3, 3}, {}), (Sizes{1, 2, 2, 3, 4}));
+}
+
+TEST(ShapeInferenceConvTest, GroupsAndDepthwise) {
+  EXPECT_EQ(ConvLike("Conv", {1, 4, 7, 7}, {6, 2, 3, 3}, {Attribute::Int("group", 2)}),
+            (Sizes{1, 6, 5, 5}));
+  EXPECT_EQ(ConvLike("Conv", {1, 8, 7, 7}, {8, 1, 3, 3}, {Attribute::Int("group", 8)}),
+            (Sizes{1, 8, 5, 5}));
+}
+
+TEST(ShapeInferenceConvTest, EveryAutoPadMode) {
+  using A = Attribute;
+  for (const char* same : {"SAME_UPPER", "SAME_LOWER"}) {
+    EXPECT_EQ(ConvLike("Conv", {1, 1, 7, 8}, {1, 1, 3, 3},
+                       {A::String("auto_pad", same), A::Ints("strides", {2, 2})}),
+              (Sizes{1, 1, 4, 4}))
+        << same;
+    EXPECT_EQ(ConvLike("Conv", {1, 1, 7, 8}, {1, 1, 4, 4}, {A::String("auto_pad", same)}),
+              (Sizes{1, 1, 7, 8}))
+        << same;
+  }
+  EXPECT_EQ(ConvLike("Conv", {1, 1, 7, 8}, {1, 1, 3, 3},
+                     {A::String("auto_pad", "VALID"), A::Ints("strides", {2, 2})}),
+            (Sizes{1, 1, 3, 3}));
+  EXPECT_EQ(ConvLike("Conv", {1, 1, 7, 8}, {1, 1, 3, 3},
+                     {A::String("auto_pad", "NOTSET"), A::Ints("pads", {1, 1, 1, 1})}),
+            (Sizes{1, 1, 7, 8}));
+}
+
+TEST(ShapeInferenceConvTest, ChannelMismatchNamesTheNode) {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", DataType::kFloat32, {1, 4, 7, 7});
+  Value* y = b.Op("Conv", {x, b.Initializer("w", Zeros({6, 3, 3, 3}))},
+                  {Attribute::Int("group", 2)}, {.name = "conv_g2"});
+  Status s = InferError(b, y);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("conv_g2"), std::string::npos) << s.ToString();
+}
+
+TEST(ShapeInferenceConvTransposeTest, StridesPadsOutputPaddingAndGroups) {
+  using A = Attribute;
+  EXPECT_EQ(ConvLike("ConvTranspose", {1, 2, 3, 3}, {2, 4, 3, 3}, {A::Ints("strides", {2, 2})}),
+            (Sizes{1, 4, 7, 7}));
+  EXPECT_EQ(ConvLike("ConvTranspose", {1, 2, 3, 3}, {2, 4, 3, 3},
+                     {A::Ints("strides", {2, 2}), A::Ints("output_padding", {1, 0})}),
+            (Sizes{1, 4, 8, 7}));
+  EXPECT_EQ(ConvLike("ConvTranspose", {1, 2, 3, 3}, {2, 4, 3, 3},
+                     {A::Ints("strides", {2, 2}), A::Ints("pads", {1, 0, 1, 2})}),
+            (Sizes{1, 4, 5, 5}));
+  EXPECT_EQ(ConvLike("ConvTranspose", {1, 2, 3, 3}, {2, 4, 3, 3}, {A::Ints("dilations", {2, 2})}),
+            (Sizes{1, 4, 7, 7}));
+  EXPECT_EQ(ConvLike("ConvTranspose", {1, 4, 3, 3}, {4, 3, 3, 3}, {A::Int("group", 2)}),
+            (Sizes{1, 6, 5, 5}));
+}
+
+TEST(ShapeInferenceConvTransposeTest, OutputShapeAndAutoPad) {
+  using A = Attribute;
+  EXPECT_EQ(ConvLike("ConvTranspose", {1, 1, 3, 3}, {1, 2, 3, 3},
+                     {A::Ints("strides", {3, 2}), A::Ints("output_shape", {10, 8})}),
+            (Sizes{1, 2, 10, 8}));
+  for (const char* same : {"SAME_UPPER", "SAME_LOWER"}) {
+    EXPECT_EQ(ConvLike("ConvTranspose", {1, 1, 3, 4}, {1, 2, 3, 3},
+                       {A::Ints("strides", {2, 2}), A::String("auto_pad", same)}),
+              (Sizes{1, 2, 6, 8}))
+        << same;
+  }
+  EXPECT_EQ(ConvLike("ConvTranspose", {1, 1, 3, 3}, {1, 2, 3, 3},
+                     {A::Ints("strides", {2, 2}), A::String("auto_pad", "VALID")}),
+            (Sizes{1, 2, 7, 7}));
+}
+
+TEST(ShapeInferencePoolTest, CeilModeAndTheLastWindowRule) {
+  using A = Attribute;
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    std::vector<Attribute> k2s2 = {A::Ints("kernel_shape", {2, 2}), A::Ints("strides", {2, 2})};
+    EXPECT_EQ(Pool(op, {1, 1, 5, 5}, k2s2), (Sizes{1, 1, 2, 2})) << op;
+    k2s2.push_back(A::Int("ceil_mode", 1));
+    EXPECT_EQ(Pool(op, {1, 1, 5, 5}, k2s2), (Sizes{1, 1, 3, 3})) << op;
+    // A window that would start in the right padding only is dropped: 3, not 4.
+    k2s2.push_back(A::Ints("pads", {1, 1, 1, 1}));
+    EXPECT_EQ(Pool(op, {1, 1, 5, 5}, k2s2), (Sizes{1, 1, 3, 3})) << op;
+    EXPECT_EQ(Pool(op, {1, 1, 6, 6},
+                   {A::Ints("kernel_shape", {3, 3}), A::Ints("strides", {2, 2}),
+                    A::Ints("pads", {1, 1, 1, 1}), A::Int("ceil_mode", 1)}),
+              (Sizes{1, 1, 4, 4}))
+        << op;
+    EXPECT_EQ(Pool(op, {1, 2, 7, 6},
+                   {A::Ints("kernel_shape", {3, 3}), A::Ints("strides", {2, 2}),
+                    A::String("auto_pad", "SAME_UPPER")}),
+              (Sizes{1, 2, 4, 3}))
+        << op;
+  }
+  EXPECT_EQ(Pool("MaxPool", {1, 1, 8, 8},
+                 {A::Ints("kernel_shape", {2, 2}), A::Ints("dilations", {2, 2})}),
+            (Sizes{1, 1, 6, 6}));
+  EXPECT_EQ(Pool("GlobalAveragePool", {2, 3, 5, 7}, {}), (Sizes{2, 3, 1, 1}));
+}
+
+TEST(ShapeInferencePoolTest, MaxPoolIndicesAreInt64) {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", DataType::kFloat32, {1, 2, 5, 5});
+  std::vector<Value*> ys = b.MultiOp("MaxPool", {x}, 2, {Attribute::Ints("kernel_shape", {3, 3})});
+  std::vector<ValueInfo> infos = Infer(b, ys);
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_EQ(infos[1].dtype, DataType::kInt64);
+  EXPECT_EQ(infos[1].sizes, (Sizes{1, 2, 3, 3}));
+}
+
+Sizes Gemm(const Sizes& a, const Sizes& bsizes, int64_t trans_a, int64_t trans_b) {
+  GraphBuilder b(17);
+  Value* av = b.Input("a", DataType::kFloat32, a);
+  Value* bv = b.Input("b", DataType::kFloat32, bsizes);
+  return SizesOf(b, b.Op("Gemm", {av, bv},
+                         {Attribute::Int("transA", trans_a), Attribute::Int("transB", trans_b)}));
+}
+
+TEST(ShapeInferenceGemmTest, Transposes) {
+  EXPECT_EQ(Gemm({3, 4}, {4, 5}, 0, 0), (Sizes{3, 5}));
+  EXPECT_EQ(Gemm({4, 3}, {4, 5}, 1, 0), (Sizes{3, 5}));
+  EXPECT_EQ(Gemm({3, 4}, {5, 4}, 0, 1), (Sizes{3, 5}));
+  EXPECT_EQ(Gemm({4, 3}, {5, 4}, 1, 1), (Sizes{3, 5}));
+}
+
+TEST(ShapeInferenceGemmTest, InnerMismatchNamesTheNode) {
+  GraphBuilder b(17);
+  Value* a = b.Input("a", DataType::kFloat32, {3, 4});
+  Value* y = b.Op("Gemm", {a, b.Initializer("bw", Zeros({5, 4}))}, {}, {.name = "fc1"});
+  Status s = InferError(b, y);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("fc1"), std::string::npos) << s.ToString();
+}
+
+Sizes MatMul(const Sizes& a, const Sizes& bsizes) {
+  GraphBuilder b(17);
+  Value* av = b.Input("a", DataType::kFloat32, a);
+  return SizesOf(b, b.Op("MatMul", {av, b.Input("b", DataType::kFloat32, bsizes)}));
+}
+
+TEST(ShapeInferenceMatMulTest, VectorsAndBroadcastBatches) {
+  EXPECT_EQ(MatMul({3}, {3, 4}), (Sizes{4}));
+  EXPECT_EQ(MatMul({2, 3, 4}, {4}), (Sizes{2, 3}));
+  EXPECT_EQ(MatMul({3}, {3}), (Sizes{}));
+  EXPECT_EQ(MatMul({3}, {2, 3, 4}), (Sizes{2, 4}));
+  EXPECT_EQ(MatMul({2, 1, 3, 4}, {5, 4, 6}), (Sizes{2, 5, 3, 6}));
+  EXPECT_EQ(MatMul({1, 3, 4}, {7, 4, 2}), (Sizes{7, 3, 2}));
+}
+
+Sizes Reshape(const Sizes& x, const Sizes& shape, int64_t allowzero) {
+  GraphBuilder b(17);
+  Value* xv = b.Input("x", DataType::kFloat32, x);
+  return SizesOf(b, b.Op("Reshape", {xv, b.Initializer("shape", Ints(shape))},
+                         {Attribute::Int("allowzero", allowzero)}));
+}
+
+TEST(ShapeInferenceReshapeTest, ZeroCopiesAndMinusOneInfers) {
+  EXPECT_EQ(Reshape({2, 3, 4}, {0, -1}, 0), (Sizes{2, 12}));
+  EXPECT_EQ(Reshape({2, 3, 4}, {4, 0, 2}, 0), (Sizes{4, 3, 2}));
+  EXPECT_EQ(Reshape({2, 3, 4}, {-1}, 0), (Sizes{24}));
+  EXPECT_EQ(Reshape({2, 3, 4}, {2, -1, 2}, 0), (Sizes{2, 6, 2}));
+}
+
+TEST(ShapeInferenceReshapeTest, AllowZeroKeepsZero) {
+  EXPECT_EQ(Reshape({0, 3}, {3, 0}, 1), (Sizes{3, 0}));
+}
+
+TEST(ShapeInferenceReshapeTest, ImpossibleShapesNameTheNode) {
+  // Without allowzero the 0 copies X's 3: [3, 3] holds 9 elements, not 6.
+  for (const Sizes& shape : {Sizes{3, 0}, Sizes{-1, -1}, Sizes{4, -1}}) {
+    GraphBuilder b(17);
+    Value* x = b.Input("x", DataType::kFloat32, {2, 3});
+    Value* y = b.Op("Reshape", {x, b.Initializer("shape", Ints(shape))}, {}, {.name = "rs"});
+    Status s = InferError(b, y);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << SizesToString(shape);
+    EXPECT_NE(s.message().find("rs"), std::string::npos) << s.ToString();
+  }
+}
+
+// Slice of x = [10, 6] on `axes` (opset 13: every parameter is an input).
+Sizes Slice(const Sizes& starts, const Sizes& ends, const Sizes& axes, const Sizes& steps) {
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {10, 6});
+  return SizesOf(
+      b, b.Op("Slice", {x, b.Initializer("starts", Ints(starts)), b.Initializer("ends", Ints(ends)),
+                        b.Initializer("axes", Ints(axes)), b.Initializer("steps", Ints(steps))}));
+}
+
+TEST(ShapeInferenceSliceTest, NegativeStepsAndSentinels) {
+  EXPECT_EQ(Slice({-1}, {kMin}, {0}, {-1}), (Sizes{10, 6}));    // whole axis reversed
+  EXPECT_EQ(Slice({kMax}, {kMin}, {0}, {-1}), (Sizes{10, 6}));  // huge start clamps to 9
+  EXPECT_EQ(Slice({8}, {1}, {0}, {-3}), (Sizes{3, 6}));         // 8, 5, 2
+  EXPECT_EQ(Slice({0}, {kMax}, {-1}, {1}), (Sizes{10, 6}));     // negative axis
+  EXPECT_EQ(Slice({1}, {kMax}, {0}, {2}), (Sizes{5, 6}));       // 1, 3, 5, 7, 9
+  EXPECT_EQ(Slice({-100, 2}, {100, 2}, {0, 1}, {1, 1}), (Sizes{10, 0}));
+  EXPECT_EQ(Slice({3}, {7}, {0}, {-1}), (Sizes{0, 6}));      // wrong direction: empty
+  EXPECT_EQ(Slice({-2}, {-12}, {1}, {-2}), (Sizes{10, 3}));  // 4, 2, 0
+}
+
+TEST(ShapeInferenceSliceTest, Opset9ReadsAttributes) {
+  GraphBuilder b(9);
+  Value* x = b.Input("x", DataType::kFloat32, {10, 6});
+  Value* y = b.Op("Slice", {x},
+                  {Attribute::Ints("starts", {2, -3}), Attribute::Ints("ends", {kMax, -1}),
+                   Attribute::Ints("axes", {0, 1})});
+  EXPECT_EQ(SizesOf(b, y), (Sizes{8, 2}));
+}
+
+TEST(ShapeInferenceResizeTest, ScalesFloorAndSizes) {
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {1, 2, 3, 4});
+  Value* by_scales = b.Op("Resize", {x, nullptr, b.Initializer("scales", Floats({1, 1, 2, 1.5}))},
+                          {Attribute::String("mode", "nearest")});
+  Value* down = b.Op("Resize", {x, nullptr, b.Initializer("down", Floats({1, 1, 0.6f, 0.6f}))},
+                     {Attribute::String("mode", "linear")});
+  Value* by_sizes =
+      b.Op("Resize", {x, nullptr, nullptr, b.Initializer("sizes", Ints({1, 2, 5, 7}))},
+           {Attribute::String("mode", "linear")});
+  std::vector<ValueInfo> infos = Infer(b, {by_scales, down, by_sizes});
+  ASSERT_EQ(infos.size(), 3u);
+  EXPECT_EQ(infos[0].sizes, (Sizes{1, 2, 6, 6}));
+  EXPECT_EQ(infos[1].sizes, (Sizes{1, 2, 1, 2}));
+  EXPECT_EQ(infos[2].sizes, (Sizes{1, 2, 5, 7}));
+}
+
+TEST(ShapeInferenceResizeTest, Opset10TakesScalesAsSecondInput) {
+  GraphBuilder b(10);
+  Value* x = b.Input("x", DataType::kFloat32, {1, 1, 2, 2});
+  EXPECT_EQ(SizesOf(b, b.Op("Resize", {x, b.Initializer("scales", Floats({1, 1, 2, 3}))})),
+            (Sizes{1, 1, 4, 6}));
+}
+
+// Split of x = [7, 4] on axis 0 into `outputs` pieces.
+std::vector<Sizes> Split(int64_t opset, size_t outputs, const Sizes& split, bool split_as_input) {
+  GraphBuilder b(opset);
+  std::vector<Value*> inputs = {b.Input("x", DataType::kFloat32, {7, 4})};
+  std::vector<Attribute> attributes;
+  if (!split.empty() && split_as_input) inputs.push_back(b.Initializer("split", Ints(split)));
+  if (!split.empty() && !split_as_input) attributes.push_back(Attribute::Ints("split", split));
+  if (opset >= 18 && split.empty()) {
+    attributes.push_back(Attribute::Int("num_outputs", static_cast<int64_t>(outputs)));
+  }
+  std::vector<Sizes> sizes;
+  for (const ValueInfo& info : Infer(b, b.MultiOp("Split", inputs, outputs, attributes))) {
+    sizes.push_back(info.sizes);
+  }
+  return sizes;
+}
+
+TEST(ShapeInferenceSplitTest, Opset11AttributeVs13InputVs18NumOutputs) {
+  const std::vector<Sizes> uneven = {{2, 4}, {5, 4}};
+  EXPECT_EQ(Split(11, 2, {2, 5}, /*split_as_input=*/false), uneven);
+  EXPECT_EQ(Split(13, 2, {2, 5}, /*split_as_input=*/true), uneven);
+  EXPECT_EQ(Split(18, 2, {2, 5}, /*split_as_input=*/true), uneven);
+  // opset 18 num_outputs: ceil(7 / 3) = 3 per piece, the last one smaller.
+  EXPECT_EQ(Split(18, 3, {}, false), (std::vector<Sizes>{{3, 4}, {3, 4}, {1, 4}}));
+  EXPECT_EQ(Split(13, 7, {}, false), std::vector<Sizes>(7, Sizes{1, 4}));
+}
+
+TEST(ShapeInferenceSplitTest, SizesThatDoNotAddUpNameTheNode) {
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {7, 4});
+  std::vector<Value*> ys =
+      b.MultiOp("Split", {x, b.Initializer("split", Ints({2, 4}))}, 2, {}, {.name = "sp"});
+  b.Output(ys[1]);
+  Status s = InferError(b, ys[0]);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("sp"), std::string::npos) << s.ToString();
+}
+
+TEST(ShapeInferenceSqueezeTest, Opset11AttributeVs13Input) {
+  for (int64_t opset : {11, 13}) {
+    GraphBuilder b(opset);
+    Value* x = b.Input("x", DataType::kFloat32, {1, 3, 1, 5});
+    auto axes = [&](const Sizes& a,
+                    const char* name) -> std::pair<std::vector<Value*>, std::vector<Attribute>> {
+      if (opset >= 13) return {{x, b.Initializer(name, Ints(a))}, {}};
+      return {{x}, {Attribute::Ints("axes", a)}};
+    };
+    auto [sq_in, sq_attr] = axes({-2}, "sq_axes");
+    Value* squeezed = b.Op("Squeeze", sq_in, sq_attr);
+    Value* all = b.Op("Squeeze", {x});
+    auto [un_in, un_attr] = axes({0, -1}, "un_axes");
+    Value* unsqueezed = b.Op("Unsqueeze", un_in, un_attr);
+    std::vector<ValueInfo> infos = Infer(b, {squeezed, all, unsqueezed});
+    ASSERT_EQ(infos.size(), 3u) << opset;
+    EXPECT_EQ(infos[0].sizes, (Sizes{1, 3, 5})) << opset;
+    EXPECT_EQ(infos[1].sizes, (Sizes{3, 5})) << opset;
+    EXPECT_EQ(infos[2].sizes, (Sizes{1, 1, 3, 1, 5, 1})) << opset;
+  }
+}
+
+TEST(ShapeInferenceReduceTest, AxesKeepdimsAndNoop) {
+  GraphBuilder b(18);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 3, 4});
+  Value* axes = b.Initializer("axes", Ints({-1, 0}));
+  Value* kept = b.Op("ReduceMean", {x, axes});
+  Value* dropped = b.Op("ReduceSum", {x, axes}, {Attribute::Int("keepdims", 0)});
+  Value* all = b.Op("ReduceMax", {x}, {Attribute::Int("keepdims", 0)});
+  Value* noop = b.Op("ReduceL2", {x}, {Attribute::Int("noop_with_empty_axes", 1)});
+  Value* arg = b.Op("ArgMax", {x}, {Attribute::Int("axis", 1), Attribute::Int("keepdims", 0)});
+  std::vector<ValueInfo> infos = Infer(b, {kept, dropped, all, noop, arg});
+  ASSERT_EQ(infos.size(), 5u);
+  EXPECT_EQ(infos[0].sizes, (Sizes{1, 3, 1}));
+  EXPECT_EQ(infos[1].sizes, (Sizes{3}));
+  EXPECT_EQ(infos[2].sizes, (Sizes{}));
+  EXPECT_EQ(infos[3].sizes, (Sizes{2, 3, 4}));
+  EXPECT_EQ(infos[4].sizes, (Sizes{2, 4}));
+  EXPECT_EQ(infos[4].dtype, DataType::kInt64);
+}
+
+TEST(ShapeInferenceReduceTest, Opset13ReduceMeanReadsTheAttribute) {
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 3, 4});
+  Value* mean = b.Op("ReduceMean", {x}, {Attribute::Ints("axes", {1})});
+  Value* sum = b.Op("ReduceSum", {x, b.Initializer("axes", Ints({1}))});
+  std::vector<ValueInfo> infos = Infer(b, {mean, sum});
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_EQ(infos[0].sizes, (Sizes{2, 1, 4}));
+  EXPECT_EQ(infos[1].sizes, (Sizes{2, 1, 4}));
+}
+
+TEST(ShapeInferenceGraphTest, ShapeGatherConcatReshapeChainBecomesConstant) {
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 3, 4, 5});
+  Value* shape = b.Op("Shape", {x});
+  Value* batch = b.Op("Gather", {shape, b.Constant(Tensor::Scalar<int64_t>(0))});
+  Value* batch1 = b.Op("Unsqueeze", {batch, b.Constant(Ints({0}))});
+  Value* target = b.Op("Concat", {batch1, b.Constant(Ints({-1}))}, {Attribute::Int("axis", 0)});
+  Value* y = b.Op("Reshape", {x, target});
+  b.Output(y);
+  std::unique_ptr<ir::Graph> graph = b.Build();
+  auto infos = InferShapes(*graph, InputSizes(*graph), ShapeInferenceOptions{});
+  ASSERT_TRUE(infos.ok()) << infos.status().ToString();
+  const ValueInfo& t = infos->at(target);
+  ASSERT_TRUE(t.has_constant());
+  EXPECT_EQ(std::vector<int64_t>(t.constant.data<int64_t>(), t.constant.data<int64_t>() + 2),
+            (Sizes{2, -1}));
+  EXPECT_EQ(infos->at(y).sizes, (Sizes{2, 60}));
+  EXPECT_FALSE(infos->at(y).has_constant());
+  ExpectReferenceAgrees(*graph, *infos);
+}
+
+TEST(ShapeInferenceGraphTest, ErrorsNameTheNodeAndMissingInputs) {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 3});
+  Value* y = b.Op("Add", {x, b.Input("z", DataType::kFloat32, {4})}, {}, {.name = "bad_add"});
+  b.Output(y);
+  std::unique_ptr<ir::Graph> graph = b.Build();
+  auto infos = InferShapes(*graph, InputSizes(*graph), ShapeInferenceOptions{});
+  ASSERT_FALSE(infos.ok());
+  EXPECT_NE(infos.status().message().find("bad_add"), std::string::npos)
+      << infos.status().ToString();
+  auto missing = InferShapes(*graph, {{"x", {2, 3}}}, ShapeInferenceOptions{});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("'z'"), std::string::npos)
+      << missing.status().ToString();
+}
+
+}  // namespace
+}  // namespace qtune::runtime
