@@ -1,5 +1,6 @@
 #include "runtime/kernels/onednn_post_ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/fusion/fused_ops.h"
@@ -25,8 +26,13 @@ StatusOr<bool> AppendActivation(const ir::Node& fused_node, dnnl::post_ops& post
   } else if (a.op == "Sigmoid") {
     post_ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
   } else if (a.op == "HardSigmoid") {
-    post_ops.append_eltwise(1.0f, alg::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
-    post_ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+    // oneDNN 2.6's JIT post-op injector keeps one eltwise injector per algorithm: a second
+    // eltwise_linear (post_linear) would silently run with the first one's alpha/beta. So
+    // post_linear folds in here: s*clip(a*x+b, 0, 1)+t == clip(s*a*x+s*b+t, lo, hi).
+    float s = a.post_scale, t = a.post_shift;
+    post_ops.append_eltwise(1.0f, alg::eltwise_linear, s * param(0, 0.2f), s * param(1, 0.5f) + t);
+    post_ops.append_eltwise(1.0f, alg::eltwise_clip, std::min(t, s + t), std::max(t, s + t));
+    return true;
   } else if (a.op == "HardSwish") {
     post_ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
   } else if (a.op == "Tanh") {

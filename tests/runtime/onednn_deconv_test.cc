@@ -1,0 +1,180 @@
+// oneDNN 2-D ConvTranspose against the reference tier: channel and geometry sweeps
+// (strides, dilations, pads, output_padding, output_shape, auto_pad), groups and
+// depthwise, both input layouts, and the variants the fast path must leave alone.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel_test_util.h"
+
+namespace qtune::runtime::kernel_testing {
+namespace {
+
+struct DeconvShape {
+  int64_t n = 1, c_in = 3, c_out = 4, h = 5, w = 6, group = 1;
+  std::vector<int64_t> kernel = {3, 3}, strides = {1, 1}, dilations = {1, 1};
+  std::vector<int64_t> pads, output_padding, output_shape;  // empty: attribute absent
+  std::string auto_pad;                                     // empty: attribute absent
+  bool bias = true;
+  Layout layout = Layout::kNhwc;
+};
+
+std::string Describe(const DeconvShape& s) {
+  std::string d = "N" + std::to_string(s.n) + " Cin" + std::to_string(s.c_in) + " Cout" +
+                  std::to_string(s.c_out) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) +
+                  " k" + SizesString(s.kernel) + " s" + SizesString(s.strides) + " d" +
+                  SizesString(s.dilations) + " g" + std::to_string(s.group);
+  if (!s.pads.empty()) d += " pads" + SizesString(s.pads);
+  if (!s.output_padding.empty()) d += " output_padding" + SizesString(s.output_padding);
+  if (!s.output_shape.empty()) d += " output_shape" + SizesString(s.output_shape);
+  if (!s.auto_pad.empty()) d += " " + s.auto_pad;
+  return d + (s.bias ? " bias" : " no-bias") + " " + LayoutName(s.layout);
+}
+
+KernelCase MakeDeconvCase(const DeconvShape& s, std::mt19937& rng, uint32_t seed) {
+  KernelCase c;
+  c.factory = &CreateOnednnDeconvKernel;
+  c.op_type = "ConvTranspose";
+  c.seed = seed;
+  c.label = Describe(s);
+  c.attributes = {Attribute::Ints("kernel_shape", s.kernel), Attribute::Ints("strides", s.strides),
+                  Attribute::Ints("dilations", s.dilations), Attribute::Int("group", s.group)};
+  if (!s.pads.empty()) c.attributes.push_back(Attribute::Ints("pads", s.pads));
+  if (!s.output_padding.empty()) {
+    c.attributes.push_back(Attribute::Ints("output_padding", s.output_padding));
+  }
+  if (!s.output_shape.empty()) {
+    c.attributes.push_back(Attribute::Ints("output_shape", s.output_shape));
+  }
+  if (!s.auto_pad.empty()) c.attributes.push_back(Attribute::String("auto_pad", s.auto_pad));
+  c.inputs = {Dynamic(RandomTensor({s.n, s.c_in, s.h, s.w}, rng), s.layout),
+              Constant(RandomTensor({s.c_in, s.c_out / s.group, s.kernel[0], s.kernel[1]}, rng))};
+  if (s.bias) c.inputs.push_back(Constant(RandomTensor({s.c_out}, rng)));
+  return c;
+}
+
+int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
+  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+}
+
+TEST(OnednnDeconv, ChannelSweep) {
+  uint32_t seed = TestSeed(2001);
+  std::mt19937 rng(seed);
+  for (int64_t c_in : {1, 3, 5, 16, 17, 33}) {
+    for (int64_t c_out : {1, 3, 5, 16, 17, 33}) {
+      DeconvShape s;
+      s.n = Pick(rng, {1, 2});
+      s.c_in = c_in;
+      s.c_out = c_out;
+      int64_t k = Pick(rng, {1, 2, 3, 4, 5});
+      s.kernel = {k, k};
+      s.strides = {Pick(rng, {1, 2}), Pick(rng, {1, 2, 3})};
+      s.h = Pick(rng, {1, 2, 3, 5, 7});
+      s.w = Pick(rng, {1, 3, 5, 7});
+      s.bias = rng() % 2 == 0;
+      s.layout = rng() % 2 == 0 ? Layout::kNhwc : Layout::kPlain;
+      EXPECT_TRUE(CheckKernel(MakeDeconvCase(s, rng, seed)));
+    }
+  }
+}
+
+TEST(OnednnDeconv, StridesPadsAndOutputPadding) {
+  uint32_t seed = TestSeed(2002);
+  std::mt19937 rng(seed);
+  for (int64_t k : {1, 2, 3, 4, 5}) {
+    for (int64_t stride : {1, 2, 3}) {
+      for (int64_t dilation : {1, 2}) {
+        // output_padding must stay below the stride; pads_end >= it keeps oneDNN's right
+        // padding non-negative.
+        int64_t op = stride > 1 ? 1 : 0;
+        for (const std::vector<int64_t>& pads :
+             std::vector<std::vector<int64_t>>{{0, 0, 0, 0}, {1, 1, 1, 1}, {0, 1, 2, 1}}) {
+          DeconvShape s;
+          s.c_in = Pick(rng, {3, 16, 17});
+          s.c_out = Pick(rng, {1, 5, 17});
+          s.kernel = {k, k};
+          s.strides = {stride, stride};
+          s.dilations = {dilation, dilation};
+          s.pads = pads;
+          if (op > 0 && pads[2] >= op && pads[3] >= op) s.output_padding = {op, op};
+          s.layout = rng() % 2 == 0 ? Layout::kNhwc : Layout::kPlain;
+          EXPECT_TRUE(CheckKernel(MakeDeconvCase(s, rng, seed)));
+        }
+      }
+    }
+  }
+}
+
+TEST(OnednnDeconv, OutputShapeAndAutoPad) {
+  uint32_t seed = TestSeed(2003);
+  std::mt19937 rng(seed);
+  for (int64_t k : {2, 3, 4}) {
+    for (int64_t stride : {1, 2}) {
+      DeconvShape s;
+      s.c_in = 5;
+      s.c_out = 7;
+      s.kernel = {k, k};
+      s.strides = {stride, stride};
+      // Natural size minus 1, so the derived pads are odd and uneven.
+      s.output_shape = {stride * (s.h - 1) + k - 1, stride * (s.w - 1) + k - 1};
+      EXPECT_TRUE(CheckKernel(MakeDeconvCase(s, rng, seed)));
+      s.output_shape = {};
+      for (const char* auto_pad : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+        s.auto_pad = auto_pad;
+        EXPECT_TRUE(CheckKernel(MakeDeconvCase(s, rng, seed)));
+      }
+    }
+  }
+}
+
+TEST(OnednnDeconv, GroupedAndDepthwise) {
+  uint32_t seed = TestSeed(2004);
+  std::mt19937 rng(seed);
+  const std::vector<std::array<int64_t, 3>> configs = {
+      {3, 3, 3}, {16, 16, 16}, {17, 17, 17}, {4, 8, 4}, {6, 9, 3}, {4, 2, 2}, {34, 17, 17}};
+  for (const auto& [c_in, c_out, group] : configs) {
+    for (int64_t stride : {1, 2}) {
+      DeconvShape s;
+      s.c_in = c_in;
+      s.c_out = c_out;
+      s.group = group;
+      s.strides = {stride, stride};
+      s.pads = {1, 1, 1, 1};
+      if (stride == 2) s.output_padding = {1, 1};
+      s.layout = stride == 1 ? Layout::kNhwc : Layout::kPlain;
+      EXPECT_TRUE(CheckKernel(MakeDeconvCase(s, rng, seed)));
+    }
+  }
+}
+
+TEST(OnednnDeconv, LeavesUnsupportedVariantsToTheReference) {
+  uint32_t seed = TestSeed(2005);
+  std::mt19937 rng(seed);
+  DeconvShape negative_right_pad;  // output_padding beyond pads_end
+  negative_right_pad.strides = {2, 2};
+  negative_right_pad.output_padding = {1, 1};
+  KernelCase c = MakeDeconvCase(negative_right_pad, rng, seed);
+  c.expect = Expect::kNotApplicable;
+  EXPECT_TRUE(CheckKernel(c));
+
+  KernelCase rank3;
+  rank3.factory = &CreateOnednnDeconvKernel;
+  rank3.op_type = "ConvTranspose";
+  rank3.seed = seed;
+  rank3.label = "rank-3 ConvTranspose1D";
+  rank3.expect = Expect::kNotApplicable;
+  rank3.inputs = {Dynamic(RandomTensor({1, 3, 9}, rng)), Constant(RandomTensor({3, 4, 3}, rng))};
+  EXPECT_TRUE(CheckKernel(rank3));
+
+  KernelCase dynamic_weights = MakeDeconvCase(DeconvShape{}, rng, seed);
+  dynamic_weights.label = "weights computed at run time";
+  dynamic_weights.inputs[1].constant = false;
+  dynamic_weights.expect = Expect::kNotApplicable;
+  EXPECT_TRUE(CheckKernel(dynamic_weights));
+}
+
+}  // namespace
+}  // namespace qtune::runtime::kernel_testing
