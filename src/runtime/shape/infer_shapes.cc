@@ -1,6 +1,7 @@
 #include "runtime/shape/infer_shapes.h"
 
 #include <algorithm>
+#include <map>
 
 #include "core/shape.h"
 #include "runtime/reference/registry.h"
@@ -13,6 +14,22 @@ bool IsDataDependent(const std::string& op) {
   return op == "NonZero" || op == "Unique" || op == "NonMaxSuppression" || op == "Compress" ||
          op == "RandomNormal" || op == "RandomUniform" || op == "RandomNormalLike" ||
          op == "RandomUniformLike" || op == "Multinomial" || op == "Bernoulli";
+}
+
+// Ops without a shape function whose output sizes come from the values of these inputs:
+// running them on zeros would give wrong sizes, so the inputs must be constants.
+std::vector<size_t> SizeDeterminingInputs(const std::string& op) {
+  static const auto* table = new std::map<std::string, std::vector<size_t>>{
+      {"ConstantOfShape", {0}}, {"Range", {0, 1, 2}},
+      {"OneHot", {1}},          {"TopK", {1}},
+      {"MaxUnpool", {2}},       {"CenterCropPad", {1}},
+      {"HannWindow", {0}},      {"HammingWindow", {0}},
+      {"BlackmanWindow", {0}},  {"DFT", {1, 2}},
+      {"STFT", {1, 3}},         {"MelWeightMatrix", {0, 1}},
+      {"Col2Im", {1, 2}},
+  };
+  auto it = table->find(op);
+  return it == table->end() ? std::vector<size_t>{} : it->second;
 }
 
 StatusOr<std::vector<ValueInfo>> ShapeOrSize(const ir::Node& node, const ValueInfo& in,
@@ -102,6 +119,14 @@ StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
                                 : nullptr) {
       result = fn(ShapeArgs{*node, in, opset});
     } else if (default_domain && !IsDataDependent(op)) {
+      for (size_t i : SizeDeterminingInputs(op)) {
+        if (i < in.size() && in[i] != nullptr && !in[i]->has_constant()) {
+          return UnimplementedError(node->DebugName() + ": input " + std::to_string(i) + " ('" +
+                                    node->input(i)->name() +
+                                    "') sets the output sizes but is computed at run time; "
+                                    "qtune needs it to be constant");
+        }
+      }
       std::vector<Tensor> zeros;
       for (const ValueInfo* info : in) {
         if (info == nullptr) {

@@ -1,5 +1,6 @@
 // Shape functions of elementwise ops: unary (same type and sizes as input 0), variadic
-// broadcasting arithmetic, comparisons (bool), Where, Cast.
+// broadcasting arithmetic, comparisons (bool), Where, Cast; and the normalizations, whose
+// Y has X's sizes (with their optional extra outputs).
 #include "runtime/shape/shape_registry.h"
 
 namespace qtune::runtime {
@@ -9,6 +10,53 @@ StatusOr<std::vector<ValueInfo>> SameAsFirstInput(const ShapeArgs& args) {
   if (!args.has_input(0)) return ShapeError(args.node, "input 0 is missing");
   std::vector<ValueInfo> out(args.node.num_outputs());
   out[0] = MakeInfo(args.input(0).dtype, args.input(0).sizes);
+  return out;
+}
+
+// Dropout's optional mask has X's sizes and is bool.
+StatusOr<std::vector<ValueInfo>> DropoutShape(const ShapeArgs& args) {
+  ASSIGN_OR_RETURN(std::vector<ValueInfo> out, SameAsFirstInput(args));
+  if (out.size() > 1) out[1] = MakeInfo(DataType::kBool, args.input(0).sizes);
+  return out;
+}
+
+// Only inference mode is supported: training mode (and its running statistics outputs) is
+// refused here, at compile time, rather than by the kernel at run time.
+StatusOr<std::vector<ValueInfo>> BatchNormalizationShape(const ShapeArgs& args) {
+  if (args.node.GetInt("training_mode", 0) != 0) {
+    return UnimplementedError(args.node.DebugName() +
+                              ": training_mode=1 is not supported; qtune runs inference only");
+  }
+  for (size_t i = 1; i < args.node.num_outputs(); ++i) {
+    if (args.node.output(i) != nullptr) {
+      return UnimplementedError(args.node.DebugName() + ": output " + std::to_string(i) +
+                                " is a training output; only Y is supported");
+    }
+  }
+  return SameAsFirstInput(args);
+}
+
+// Mean and InvStdDev: X's sizes with the normalized dimensions (axis..rank-1) set to 1, in
+// stash_type (float32 by default).
+StatusOr<std::vector<ValueInfo>> LayerNormalizationShape(const ShapeArgs& args) {
+  ASSIGN_OR_RETURN(std::vector<ValueInfo> out, SameAsFirstInput(args));
+  const std::vector<int64_t>& x = args.input(0).sizes;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = args.node.GetInt("axis", -1);
+  if (axis < -rank || axis >= rank) {
+    return ShapeError(args.node, "axis " + std::to_string(axis) + " is out of range for rank " +
+                                     std::to_string(rank));
+  }
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> stats = x;
+  for (int64_t i = axis; i < rank; ++i) stats[i] = 1;
+  const int64_t stash_type = args.node.GetInt("stash_type", 1);
+  if (!IsKnownDataType(static_cast<int32_t>(stash_type))) {
+    return ShapeError(args.node, "stash_type " + std::to_string(stash_type) + " is unknown");
+  }
+  for (size_t i = 1; i < out.size(); ++i) {
+    out[i] = MakeInfo(static_cast<DataType>(stash_type), stats);
+  }
   return out;
 }
 
@@ -58,17 +106,23 @@ StatusOr<std::vector<ValueInfo>> CastLikeShape(const ShapeArgs& args) {
   return std::vector<ValueInfo>{MakeInfo(args.input(1).dtype, args.input(0).sizes)};
 }
 
+// Ops whose one output has input 0's type and sizes.
+// clang-format off
+constexpr const char* kSameAsFirstInput[] = {
+    "Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu", "Exp",
+    "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Identity",
+    "Softplus", "Softsign", "Elu", "Selu", "Celu", "Mish", "Sin", "Cos", "Clip", "Not",
+    "InstanceNormalization", "GroupNormalization", "LRN", "Softmax", "LogSoftmax", "Hardmax",
+    "PRelu"};
+// clang-format on
+
 }  // namespace
 
 void RegisterElementwiseShapes(ShapeRegistry& registry) {
-  for (const char* op :
-       {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu", "Exp",
-        "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Identity",
-        "Softplus", "Softsign", "Elu", "Selu", "Celu", "Mish", "Sin", "Cos", "Clip", "Not",
-        "Dropout", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-        "GroupNormalization", "LRN", "Softmax", "LogSoftmax", "Hardmax", "PRelu"}) {
-    registry.Register(op, SameAsFirstInput);
-  }
+  for (const char* op : kSameAsFirstInput) registry.Register(op, SameAsFirstInput);
+  registry.Register("Dropout", DropoutShape);
+  registry.Register("BatchNormalization", BatchNormalizationShape);
+  registry.Register("LayerNormalization", LayerNormalizationShape);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod"}) {
     registry.Register(op, Broadcasting);
   }

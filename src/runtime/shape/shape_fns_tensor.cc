@@ -371,8 +371,8 @@ void RegisterTensorShapes(ShapeRegistry& registry) {
   registry.Register("Expand", ExpandShape);
   registry.Register("Tile", TileShape);
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ArgMax",
-                         "ArgMin"}) {
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+                         "ReduceLogSumExp", "ArgMax", "ArgMin"}) {
     registry.Register(op, ReduceShape);
   }
 }
