@@ -1,0 +1,31 @@
+#include "conformance/expected_failures.h"
+
+namespace qtune::conformance {
+
+const std::map<std::string, std::string>& ExpectedFailures() {
+  static const auto* failures = new std::map<std::string, std::string>{
+      // Test data, not qtune: ONNX 1.12 made bfloat16 by truncating float32; qtune rounds
+      // to nearest even, as ONNX >= 1.14's Cast and reference do. 5 of 12 values differ by
+      // one bfloat16 step.
+      {"test_cast_FLOAT_to_BFLOAT16",
+       "ONNX 1.12 data truncates float32 to bfloat16; qtune rounds to nearest even (ONNX >= "
+       "1.14)"},
+      // Test data, not qtune: the model declares input 'like' as [3,4] but its data file is
+      // [1]; Session::Run rightly refuses an input whose rank differs from the declared one.
+      // (The FLOAT_to_BFLOAT16 pair would then also meet the truncation above.)
+      {"test_castlike_BFLOAT16_to_FLOAT", "data 'like' is [1], the model declares [3,4]"},
+      {"test_castlike_BFLOAT16_to_FLOAT_expanded", "data 'like' is [1], the model declares [3,4]"},
+      {"test_castlike_FLOAT_to_BFLOAT16", "data 'like' is [1], the model declares [3,4]"},
+      {"test_castlike_FLOAT_to_BFLOAT16_expanded", "data 'like' is [1], the model declares [3,4]"},
+      // qtune bug in the oneDNN tier (src/runtime/kernels/onednn_resize_concat.cc): linear
+      // Resize with scales whose product with the input size is not whole (2 x 0.6 -> 1)
+      // goes to oneDNN resampling, which maps coordinates with out/in = 0.5 instead of the
+      // given scale 0.6. The reference tier is right. Fails only with scales bound as a
+      // constant (the test itself passes them as a graph input, so it is UNSUPPORTED).
+      {"test_resize_downsample_scales_linear",
+       "oneDNN linear resampling uses out/in instead of the given non-integral scale"},
+  };
+  return *failures;
+}
+
+}  // namespace qtune::conformance
