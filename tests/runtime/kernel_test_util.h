@@ -62,6 +62,9 @@ inline KernelInput Omitted() { return {}; }
 enum class Expect {
   kFastPath,       // the factory must return a kernel, and it must match the reference
   kNotApplicable,  // the factory must return nullopt (not an error)
+  // The factory may decline (oneDNN has only its reference implementation for this case,
+  // which the kernels refuse, on some or all CPUs); a kernel it returns must match.
+  kFastPathIfSupported,
 };
 
 struct KernelCase {

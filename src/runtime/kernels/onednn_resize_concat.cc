@@ -75,6 +75,35 @@ std::optional<dnnl::algorithm> ResampleAlgorithm(const ir::Node& node,
   return std::nullopt;
 }
 
+// oneDNN maps coordinates with the ratio out/in; ONNX with the given scales (or, under a
+// keep_aspect_ratio_policy, a common scale). True when the two agree on every axis.
+bool ScalesMatchSizes(const KernelRequest& request, const std::vector<int64_t>& in,
+                      const std::vector<int64_t>& out) {
+  const ir::Node& node = request.node;
+  bool resize11 = node.op_type() == "Resize" && request.opset >= 11;
+  std::vector<float> scales;
+  if (node.op_type() == "Upsample" && node.HasAttribute("scales")) {
+    scales = node.GetFloats("scales", {});
+  } else {
+    size_t index = resize11 ? 2 : 1;
+    const ValueInfo* given = index < request.inputs.size() ? request.inputs[index] : nullptr;
+    if (given != nullptr && !given->sizes.empty() && given->sizes[0] > 0) {
+      if (!given->has_constant() || given->dtype != DataType::kFloat32) return false;
+      scales.assign(given->constant.data<float>(),
+                    given->constant.data<float>() + given->constant.num_elements());
+    }
+  }
+  if (scales.empty()) {  // sizes given
+    return !resize11 || node.GetString("keep_aspect_ratio_policy", "stretch") == "stretch";
+  }
+  if (scales.size() != in.size() || node.HasAttribute("axes")) return false;
+  for (size_t d = 0; d < in.size(); ++d) {
+    double ratio = static_cast<double>(out[d]) / static_cast<double>(in[d]);
+    if (std::fabs(scales[d] - ratio) > 1e-6 * ratio) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelRequest& request) {
@@ -89,7 +118,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelReque
   const std::vector<int64_t>& in = request.inputs[0]->sizes;
   const std::vector<int64_t>& out = request.outputs[0]->sizes;
   auto algorithm = ResampleAlgorithm(node, in, out, request.opset);
-  if (!algorithm) return NotApplicable();
+  if (!algorithm || !ScalesMatchSizes(request, in, out)) return NotApplicable();
   onednn::SetThreads(request.threads);
   try {
     dnnl::resampling_forward::desc desc(dnnl::prop_kind::forward_inference, *algorithm, Nhwc(in),
