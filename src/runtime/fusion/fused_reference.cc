@@ -35,7 +35,8 @@ StatusOr<std::vector<Tensor>> FusedConvReference(const KernelArgs& args) {
 }  // namespace
 
 void RegisterFusedKernels(ReferenceRegistry& registry) {
-  registry.Register("FusedConv", FusedConvReference);
+  registry.Register("qtune::FusedConv", FusedConvReference);
+  RegisterMatMulBiasReference(registry);
 }
 
 }  // namespace qtune::runtime

@@ -11,12 +11,49 @@ namespace qtune::runtime {
 namespace {
 
 bool IsLayoutFreeElementwise(const ir::Node& node) {
-  static const std::unordered_set<std::string> kOps = {
-      "Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu",
-      "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
-      "Softplus", "Elu", "Selu", "Clip", "Identity", "Add", "Sub", "Mul", "Div", "Pow", "Max",
-      "Min", "Sum", "Mean", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Where",
-      "PRelu", "Not", "And", "Or", "Xor"};
+  static const std::unordered_set<std::string> kOps = {"Relu",
+                                                       "LeakyRelu",
+                                                       "Sigmoid",
+                                                       "HardSigmoid",
+                                                       "HardSwish",
+                                                       "Tanh",
+                                                       "Erf",
+                                                       "Gelu",
+                                                       "Exp",
+                                                       "Log",
+                                                       "Sqrt",
+                                                       "Abs",
+                                                       "Neg",
+                                                       "Reciprocal",
+                                                       "Floor",
+                                                       "Ceil",
+                                                       "Round",
+                                                       "Sign",
+                                                       "Softplus",
+                                                       "Elu",
+                                                       "Selu",
+                                                       "Clip",
+                                                       "Identity",
+                                                       "Add",
+                                                       "Sub",
+                                                       "Mul",
+                                                       "Div",
+                                                       "Pow",
+                                                       "Max",
+                                                       "Min",
+                                                       "Sum",
+                                                       "Mean",
+                                                       "Equal",
+                                                       "Less",
+                                                       "Greater",
+                                                       "LessOrEqual",
+                                                       "GreaterOrEqual",
+                                                       "Where",
+                                                       "PRelu",
+                                                       "Not",
+                                                       "And",
+                                                       "Or",
+                                                       "Xor"};
   return (node.domain().empty() || node.domain() == "ai.onnx") && kOps.count(node.op_type()) > 0;
 }
 
@@ -29,7 +66,8 @@ StatusOr<Tensor> ToNhwcOperand(const Tensor& constant) {
     // Only a size-1 axis moves: the bytes stay as they are.
     return extended.Reshaped(PhysicalSizes(sizes, Layout::kNhwc));
   }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(constant.dtype(), PhysicalSizes(sizes, Layout::kNhwc)));
+  ASSIGN_OR_RETURN(Tensor out,
+                   Tensor::Allocate(constant.dtype(), PhysicalSizes(sizes, Layout::kNhwc)));
   size_t elem = DataTypeSize(constant.dtype());
   const auto* src = static_cast<const std::byte*>(extended.raw_data());
   auto* dst = static_cast<std::byte*>(out.raw_data());
@@ -50,7 +88,10 @@ class ReferenceKernelAdapter : public Kernel {
   // REQUIRES: `node` outlives the kernel (the Session owns the graph of its plans).
   ReferenceKernelAdapter(const ir::Node& node, ReferenceKernel fn, int64_t opset,
                          std::vector<Tensor> substitutes, Layout layout)
-      : node_(node), fn_(fn), opset_(opset), substitutes_(std::move(substitutes)),
+      : node_(node),
+        fn_(fn),
+        opset_(opset),
+        substitutes_(std::move(substitutes)),
         layout_(layout) {}
 
   std::string Describe() const override {
@@ -108,10 +149,7 @@ bool PreferNhwc(const KernelRequest& request) {
 
 StatusOr<std::optional<KernelChoice>> CreateReferenceKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
-  ReferenceKernel fn = nullptr;
-  if (node.domain().empty() || node.domain() == "ai.onnx" || node.domain() == "qtune") {
-    fn = ReferenceRegistry::Get().Find(node.op_type());
-  }
+  ReferenceKernel fn = ReferenceRegistry::Get().FindFor(node);
   if (fn == nullptr) {
     return UnimplementedError(node.DebugName() + ": op " + node.op_type() +
                               (node.domain().empty() ? "" : " (domain " + node.domain() + ")") +

@@ -6,11 +6,13 @@ namespace qtune::runtime {
 
 StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, std::span<const Tensor> inputs,
                                            int64_t opset) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+  bool known_domain =
+      node.domain().empty() || node.domain() == "ai.onnx" || node.domain() == "qtune";
+  if (!known_domain) {
     return UnimplementedError(node.DebugName() + ": domain '" + node.domain() +
-                              "' has no reference kernels (only the default ONNX domain)");
+                              "' has no reference kernels (only ONNX's and qtune's)");
   }
-  ReferenceKernel kernel = ReferenceRegistry::Get().Find(node.op_type());
+  ReferenceKernel kernel = ReferenceRegistry::Get().FindFor(node);
   if (kernel == nullptr) {
     return UnimplementedError(node.DebugName() + ": op " + node.op_type() + " (opset " +
                               std::to_string(opset) + ") has no reference kernel");

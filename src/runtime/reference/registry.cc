@@ -8,7 +8,6 @@
 namespace qtune::runtime {
 
 // Declared in registry.h as well; repeated here so this file does not depend on that line.
-void RegisterFusedKernels(ReferenceRegistry& registry);  // runtime/fusion/fused_reference.cc
 
 const ReferenceRegistry& ReferenceRegistry::Get() {
   static const ReferenceRegistry* const registry = [] {
@@ -28,6 +27,12 @@ void ReferenceRegistry::Register(std::string op_type, ReferenceKernel kernel) {
   QTUNE_CHECK(kernel != nullptr);
   bool inserted = kernels_.emplace(std::move(op_type), kernel).second;
   QTUNE_CHECK(inserted);
+}
+
+ReferenceKernel ReferenceRegistry::FindFor(const ir::Node& node) const {
+  if (node.domain().empty() || node.domain() == "ai.onnx") return Find(node.op_type());
+  if (node.domain() == "qtune") return Find("qtune::" + node.op_type());
+  return nullptr;
 }
 
 ReferenceKernel ReferenceRegistry::Find(std::string_view op_type) const {

@@ -33,9 +33,13 @@ class ReferenceRegistry {
   // The registry with every reference kernel qtune has. Built once, immutable.
   static const ReferenceRegistry& Get();
 
+  // Ops of the default ONNX domain register by op type; qtune's own fused ops (domain
+  // "qtune") as "qtune::<op type>".
   void Register(std::string op_type, ReferenceKernel kernel);
   // Null when the op (in the default ONNX domain) has no reference kernel.
   ReferenceKernel Find(std::string_view op_type) const;
+  // The kernel for `node`'s domain and op type; null for other domains or unknown ops.
+  ReferenceKernel FindFor(const ir::Node& node) const;
   std::vector<std::string> OpTypes() const;  // sorted
 
  private:
@@ -46,11 +50,11 @@ class ReferenceRegistry {
 void RegisterElementwiseKernels(ReferenceRegistry& registry);  // unary, binary, Where, Clip...
 void RegisterShapeKernels(ReferenceRegistry& registry);        // Reshape, Concat, Gather, Slice...
 void RegisterReductionKernels(ReferenceRegistry& registry);    // Reduce*, ArgMax...
-void RegisterNnKernels(ReferenceRegistry& registry);           // Conv, pools, Gemm, MatMul, norms...
-void RegisterFusedKernels(ReferenceRegistry& registry);        // qtune::FusedConv... (runtime/fusion)
+void RegisterNnKernels(ReferenceRegistry& registry);     // Conv, pools, Gemm, MatMul, norms...
+void RegisterFusedKernels(ReferenceRegistry& registry);  // qtune::FusedConv (runtime/fusion)
 
 // Runs one node with its reference kernel. Unimplemented (naming op type, node name and
-// opset) if there is none; custom domains are never supported here.
+// opset) if there is none; domains other than ONNX's and qtune's are never supported here.
 StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, std::span<const Tensor> inputs,
                                            int64_t opset);
 
