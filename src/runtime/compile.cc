@@ -109,7 +109,9 @@ class PlanBuilder {
       for (KernelFactory factory :
            {&CreateOnednnConvKernel, &CreateOnednnDeconvKernel, &CreateOnednnPoolKernel,
             &CreateOnednnMatMulKernel, &CreateOnednnElementwiseKernel, &CreateOnednnResizeKernel,
-            &CreateOnednnConcatKernel}) {
+            &CreateOnednnConcatKernel, &CreateOnednnSoftmaxKernel, &CreateOnednnLayerNormKernel,
+            &CreateOnednnGeluKernel, &CreateOnednnBatchMatMulKernel,
+            &CreateOnednnTransposeKernel}) {
         ASSIGN_OR_RETURN(choice, factory(request));
         if (choice) break;
       }
@@ -225,7 +227,7 @@ StatusOr<std::unique_ptr<Plan>> Compile(
     SizesByName sizes;
     for (const auto& [value, info] : infos) sizes[value->name()] = {info.dtype, info.sizes};
     ASSIGN_OR_RETURN(FusionReport report, RunFusions(*own, sizes));
-    if (report.activations + report.conv_add + report.conv_activation > 0) {
+    if (report.total() > 0) {
       ASSIGN_OR_RETURN(infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));
     }
   }

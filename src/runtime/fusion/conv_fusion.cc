@@ -202,6 +202,9 @@ StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes) {
 StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   FusionReport report;
   ASSIGN_OR_RETURN(report.activations, FuseDecomposedActivations(graph));
+  ASSIGN_OR_RETURN(report.layer_norm, FuseDecomposedLayerNorm(graph, sizes));
+  ASSIGN_OR_RETURN(report.gelu, FuseDecomposedGelu(graph));
+  ASSIGN_OR_RETURN(report.matmul_bias, FuseMatMulBias(graph, sizes));
   ASSIGN_OR_RETURN(report.conv_add, FuseConvAdd(graph, sizes));
   ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph, sizes));
   RETURN_IF_ERROR(graph.SortTopologically());

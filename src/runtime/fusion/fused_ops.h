@@ -8,6 +8,9 @@
 //   activation_params (floats: LeakyRelu {alpha}; Clip {min, max}; HardSigmoid {alpha, beta})
 //   post_linear (floats {scale, shift}, optional)
 //   Y = activation(Conv(X, W, B) + Sum) * scale + shift
+//
+// qtune::MatMulBias  inputs: A [..., M, K], W [K, N] (constant), bias [N] (constant)
+//   Y = MatMul(A, W) + bias   (reference kernel: matmul_bias_reference.cc)
 #pragma once
 
 #include <string>
@@ -20,6 +23,9 @@ namespace qtune::runtime {
 
 inline constexpr char kQtuneDomain[] = "qtune";
 inline constexpr size_t kFusedConvSumInput = 3;
+
+class ReferenceRegistry;
+void RegisterMatMulBiasReference(ReferenceRegistry& registry);
 
 bool IsQtuneOp(const ir::Node& node, const char* op_type);
 inline bool IsFusedConv(const ir::Node& node) { return IsQtuneOp(node, "FusedConv"); }

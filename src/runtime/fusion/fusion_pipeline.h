@@ -25,6 +25,12 @@ struct FusionReport {
   int activations = 0;
   int conv_add = 0;
   int conv_activation = 0;
+  int layer_norm = 0;
+  int gelu = 0;
+  int matmul_bias = 0;
+  int total() const {
+    return activations + conv_add + conv_activation + layer_norm + gelu + matmul_bias;
+  }
 };
 
 StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes);
@@ -33,5 +39,9 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes);
 StatusOr<int> FuseDecomposedActivations(ir::Graph& graph);  // x*Clip(x+3,0,6)/6 -> HardSwish
 StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes);  // Conv->Add[->act]
 StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  // Conv->act
+// Transformer encoders (transformer_fusion.cc, matmul_bias_fusion.cc).
+StatusOr<int> FuseDecomposedLayerNorm(ir::Graph& graph, const SizesByName& sizes);
+StatusOr<int> FuseDecomposedGelu(ir::Graph& graph);  // erf and tanh forms -> Gelu
+StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes);  // -> MatMulBias
 
 }  // namespace qtune::runtime

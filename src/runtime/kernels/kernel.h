@@ -71,6 +71,13 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnElementwiseKernel(const Kernel
 StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnConcatKernel(const KernelRequest& request);
+// Transformer ops: Softmax, LayerNormalization, Gelu (onednn_softmax_norm.cc), MatMul
+// whose operands are both computed at run time (onednn_batch_matmul.cc), Transpose.
+StatusOr<std::optional<KernelChoice>> CreateOnednnSoftmaxKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnLayerNormKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnGeluKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnBatchMatMulKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

@@ -1,6 +1,8 @@
-// oneDNN fp32 matrix products: Gemm and MatMul whose second operand is a constant (the
-// weights, prepacked once at creation into the layout the primitive prefers). The first
+// oneDNN fp32 matrix products: Gemm, MatMul and qtune::MatMulBias whose second operand is
+// a constant (the weights, prepacked once at creation into the layout the primitive
+// prefers). The first
 // operand's leading dimensions are collapsed into rows: [.., M, K] x [K, N] -> [.., M, N].
+#include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
 
@@ -98,7 +100,10 @@ std::optional<MatMulProblem> DescribeMatMul(const KernelRequest& r) {
 StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
   bool gemm = node.op_type() == "Gemm";
-  if (!node.domain().empty() || (!gemm && node.op_type() != "MatMul")) return NotApplicable();
+  bool with_bias = IsQtuneOp(node, "MatMulBias");  // MatMul + constant bias [N]
+  if (!with_bias && (!node.domain().empty() || (!gemm && node.op_type() != "MatMul"))) {
+    return NotApplicable();
+  }
   if (request.inputs.size() < 2 || request.inputs[0] == nullptr || request.inputs[1] == nullptr) {
     return NotApplicable();
   }
@@ -114,6 +119,14 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     problem = DescribeMatMul(request);
   }
   if (!problem) return NotApplicable();
+  if (with_bias) {
+    const ValueInfo* bias = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+    if (bias == nullptr || !bias->has_constant() || bias->constant.num_elements() != problem->n ||
+        bias->dtype != DataType::kFloat32) {
+      return NotApplicable();
+    }
+    ASSIGN_OR_RETURN(problem->bias, bias->constant.Reshaped({1, problem->n}));
+  }
   const MatMulProblem& p = *problem;
   onednn::SetThreads(request.threads);
   try {

@@ -186,6 +186,7 @@ void RegisterNnShapes(ShapeRegistry& registry) {
   registry.Register("GlobalLpPool", GlobalPoolShape);
   registry.Register("Gemm", GemmShape);
   registry.Register("MatMul", MatMulShape);
+  registry.Register("MatMulBias", MatMulShape);  // qtune domain: MatMul + bias [N]
 }
 
 }  // namespace qtune::runtime

@@ -1,0 +1,90 @@
+// MatMul(A, W) -> Add(bias)  =>  qtune::MatMulBias(A, W, bias)   (see fused_ops.h)
+// when W is a constant matrix [K, N] and bias a float32 constant that varies only along
+// the last axis ([N], [1, N], ... or a scalar). The constant-weight matmul kernel then
+// adds the bias inside the primitive. Exact: the same sum, rounded the same way.
+#include "runtime/fusion/fused_ops.h"
+#include "runtime/fusion/fusion_pipeline.h"
+#include "runtime/fusion/pattern_util.h"
+
+namespace qtune::runtime {
+namespace {
+
+using pattern::IsDefaultOp;
+using pattern::SoleConsumer;
+
+struct MatMulBiasMatch {
+  ir::Node* matmul = nullptr;
+  ir::Node* add = nullptr;
+  Tensor bias;  // [N]
+};
+
+std::optional<MatMulBiasMatch> SelectMatMulBias(ir::Node* matmul, const SizesByName& sizes) {
+  if (!IsDefaultOp(matmul, "MatMul") || matmul->num_inputs() != 2) return std::nullopt;
+  const ir::Value* w = matmul->input(1);
+  if (w == nullptr || !w->is_initializer() || w->initializer().rank() != 2 ||
+      w->initializer().dtype() != DataType::kFloat32) {
+    return std::nullopt;
+  }
+  auto out = sizes.find(matmul->output(0)->name());
+  auto a = sizes.find(matmul->input(0)->name());
+  if (out == sizes.end() || a == sizes.end() || a->second.sizes.size() < 2 ||
+      out->second.dtype != DataType::kFloat32) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t>& out_sizes = out->second.sizes;
+  const int64_t n = out_sizes.back();
+  ir::Node* add = SoleConsumer(matmul->output(0));
+  if (!IsDefaultOp(add, "Add") || add->num_inputs() != 2) return std::nullopt;
+  const ir::Value* other = add->input(0) == matmul->output(0) ? add->input(1) : add->input(0);
+  if (other == nullptr || !other->is_initializer()) return std::nullopt;
+  const Tensor& c = other->initializer();
+  if (c.dtype() != DataType::kFloat32 || c.rank() > out_sizes.size()) return std::nullopt;
+  for (size_t i = 0; i + 1 < c.rank(); ++i) {
+    if (c.size(i) != 1) return std::nullopt;
+  }
+  MatMulBiasMatch m{matmul, add, {}};
+  if (c.num_elements() == n) {
+    StatusOr<Tensor> flat = c.Reshaped({n});
+    if (!flat.ok()) return std::nullopt;
+    m.bias = *flat;
+  } else if (c.num_elements() == 1) {
+    m.bias = *Tensor::Allocate(DataType::kFloat32, {n});
+    for (float& v : m.bias.span<float>()) v = c.data<float>()[0];
+  } else {
+    return std::nullopt;
+  }
+  return m;
+}
+
+Status ApplyMatMulBias(ir::Graph& graph, MatMulBiasMatch m) {
+  ir::Value* result = m.add->output(0);
+  ASSIGN_OR_RETURN(
+      ir::Value * bias,
+      graph.AddInitializer(graph.UniqueValueName(result->name() + "_bias"), std::move(m.bias)));
+  ir::NodeSpec spec;
+  spec.op_type = "MatMulBias";
+  spec.domain = kQtuneDomain;
+  spec.name = graph.UniqueNodeName(m.matmul->name() + "_bias");
+  spec.inputs = {m.matmul->input(0), m.matmul->input(1), bias};
+  return pattern::ReplaceChain(graph, std::move(spec), result, {m.matmul, m.add}).status();
+}
+
+}  // namespace
+
+StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes) {
+  int count = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::Node* node : graph.nodes()) {
+      if (auto match = SelectMatMulBias(node, sizes)) {
+        RETURN_IF_ERROR(ApplyMatMulBias(graph, std::move(*match)));
+        ++count;
+        changed = true;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+}  // namespace qtune::runtime
