@@ -11,9 +11,13 @@
 namespace qtune::runtime {
 namespace {
 
-std::shared_ptr<std::byte[]> AllocateArena(int64_t bytes) {
+StatusOr<std::shared_ptr<std::byte[]>> AllocateArena(int64_t bytes) {
   size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 64));
-  auto* p = static_cast<std::byte*>(::operator new[](size, std::align_val_t(64)));
+  auto* p = static_cast<std::byte*>(::operator new[](size, std::align_val_t(64), std::nothrow));
+  if (p == nullptr) {
+    return ResourceExhaustedError("cannot allocate the " + std::to_string(bytes >> 20) +
+                                  " MiB of intermediate buffers these input sizes need");
+  }
   return std::shared_ptr<std::byte[]>(
       p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(64)); });
 }
@@ -39,7 +43,7 @@ StatusOr<Plan*> Session::PlanFor(const std::map<std::string, std::vector<int64_t
   CompileOptions compile_options{options_.threads, options_.use_onednn, options_.optimize};
   ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(*graph_, sizes, compile_options));
   Plan* raw = plan.get();
-  arenas_[raw] = AllocateArena(plan->arena_bytes);
+  ASSIGN_OR_RETURN(arenas_[raw], AllocateArena(plan->arena_bytes));
   plans_[sizes] = std::move(plan);
   return raw;
 }
