@@ -150,7 +150,10 @@ std::string GroupOf(const std::string& dir) {
   std::string group;
   for (const std::string& op : missing) group += (group.empty() ? "" : "+") + op;
   if (!group.empty()) return group;
-  return ops.empty() ? "(unreadable model)" : "(multi-node) " + ops.front();
+  for (const std::string& op : ops) {
+    if (op != "Constant") return "(multi-node) " + op;
+  }
+  return "(unreadable model)";
 }
 
 const char* EnvOr(const char* name, const char* fallback) {

@@ -17,13 +17,6 @@ const std::map<std::string, std::string>& ExpectedFailures() {
       {"test_castlike_BFLOAT16_to_FLOAT_expanded", "data 'like' is [1], the model declares [3,4]"},
       {"test_castlike_FLOAT_to_BFLOAT16", "data 'like' is [1], the model declares [3,4]"},
       {"test_castlike_FLOAT_to_BFLOAT16_expanded", "data 'like' is [1], the model declares [3,4]"},
-      // qtune bug in the oneDNN tier (src/runtime/kernels/onednn_resize_concat.cc): linear
-      // Resize with scales whose product with the input size is not whole (2 x 0.6 -> 1)
-      // goes to oneDNN resampling, which maps coordinates with out/in = 0.5 instead of the
-      // given scale 0.6. The reference tier is right. Fails only with scales bound as a
-      // constant (the test itself passes them as a graph input, so it is UNSUPPORTED).
-      {"test_resize_downsample_scales_linear",
-       "oneDNN linear resampling uses out/in instead of the given non-integral scale"},
   };
   return *failures;
 }

@@ -431,6 +431,44 @@ TEST(ShapeInferenceReduceTest, Opset13ReduceMeanReadsTheAttribute) {
   EXPECT_EQ(infos[1].sizes, (Sizes{2, 1, 4}));
 }
 
+TEST(ShapeInferenceNormTest, DropoutMaskAndLayerNormStatistics) {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 3, 4});
+  std::vector<Value*> dropout = b.MultiOp("Dropout", {x}, 2);
+  Value* scale = b.Initializer("scale", Zeros({3, 4}));
+  std::vector<Value*> norm =
+      b.MultiOp("LayerNormalization", {x, scale}, 3, {Attribute::Int("axis", -2)});
+  std::vector<ValueInfo> infos = Infer(b, {dropout[1], norm[0], norm[1], norm[2]});
+  ASSERT_EQ(infos.size(), 4u);
+  EXPECT_EQ(infos[0].dtype, DataType::kBool);
+  EXPECT_EQ(infos[0].sizes, (Sizes{2, 3, 4}));
+  EXPECT_EQ(infos[1].sizes, (Sizes{2, 3, 4}));
+  for (int i : {2, 3}) {
+    EXPECT_EQ(infos[i].dtype, DataType::kFloat32);
+    EXPECT_EQ(infos[i].sizes, (Sizes{2, 1, 1}));
+  }
+}
+
+TEST(ShapeInferenceGraphTest, SizesFromRunTimeValuesAreUnimplementedNotGuessed) {
+  GraphBuilder b(17);
+  Value* limit = b.Input("limit", DataType::kInt64, Sizes{});
+  Value* y = b.Op("Range",
+                  {b.Initializer("start", Tensor::Scalar<int64_t>(0)), limit,
+                   b.Initializer("delta", Tensor::Scalar<int64_t>(1))},
+                  {}, {.name = "range"});
+  Status s = InferError(b, y);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.ToString();
+  EXPECT_NE(s.message().find("range"), std::string::npos) << s.ToString();
+
+  GraphBuilder k(17);
+  Value* x = k.Input("x", DataType::kFloat32, {3, 5});
+  std::vector<Value*> top = k.MultiOp("TopK", {x, k.Initializer("k", Ints({2}))}, 2);
+  std::vector<ValueInfo> infos = Infer(k, top);
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_EQ(infos[0].sizes, (Sizes{3, 2}));
+  EXPECT_EQ(infos[1].dtype, DataType::kInt64);
+}
+
 TEST(ShapeInferenceGraphTest, ShapeGatherConcatReshapeChainBecomesConstant) {
   GraphBuilder b(13);
   Value* x = b.Input("x", DataType::kFloat32, {2, 3, 4, 5});
