@@ -99,7 +99,7 @@ Sizes Pool(const std::string& op, const Sizes& x, std::vector<Attribute> attribu
   return SizesOf(b, b.Op(op, {b.Input("x", DataType::kFloat32, x)}, std::move(attributes)));
 }
 
-TEST(ShapeInferenceConvTest, PadsStridesAndDilations) {
+TEST(ShapeInferenceConvTest, PadsStridesDilationsAndGroups) {
   using A = Attribute;
   EXPECT_EQ(ConvLike("Conv", {1, 3, 10, 10}, {8, 3, 3, 3}, {A::Ints("pads", {1, 1, 1, 1})}),
             (Sizes{1, 8, 10, 10}));
@@ -112,9 +112,7 @@ TEST(ShapeInferenceConvTest, PadsStridesAndDilations) {
             (Sizes{1, 1, 5, 5}));
   EXPECT_EQ(ConvLike("Conv", {2, 2, 9}, {4, 2, 4}, {A::Ints("strides", {2})}), (Sizes{2, 4, 3}));
   EXPECT_EQ(ConvLike("Conv", {1, 1, 4, 5, 6}, {2, 1, 3, 3, 3}, {}), (Sizes{1, 2, 2, 3, 4}));
-}
-
-TEST(ShapeInferenceConvTest, GroupsAndDepthwise) {
+  // Groups and depthwise.
   EXPECT_EQ(ConvLike("Conv", {1, 4, 7, 7}, {6, 2, 3, 3}, {Attribute::Int("group", 2)}),
             (Sizes{1, 6, 5, 5}));
   EXPECT_EQ(ConvLike("Conv", {1, 8, 7, 7}, {8, 1, 3, 3}, {Attribute::Int("group", 8)}),
@@ -140,14 +138,19 @@ TEST(ShapeInferenceConvTest, EveryAutoPadMode) {
             (Sizes{1, 1, 7, 8}));
 }
 
-TEST(ShapeInferenceConvTest, ChannelMismatchNamesTheNode) {
-  GraphBuilder b(17);
-  Value* x = b.Input("x", DataType::kFloat32, {1, 4, 7, 7});
-  Value* y = b.Op("Conv", {x, b.Initializer("w", Zeros({6, 3, 3, 3}))},
-                  {Attribute::Int("group", 2)}, {.name = "conv_g2"});
-  Status s = InferError(b, y);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("conv_g2"), std::string::npos) << s.ToString();
+TEST(ShapeInferenceConvTest, ChannelAndGemmMismatchesNameTheNode) {
+  for (const char* op : {"Conv", "Gemm"}) {
+    GraphBuilder b(17);
+    bool conv = std::string(op) == "Conv";
+    Value* x = b.Input("x", DataType::kFloat32, conv ? Sizes{1, 4, 7, 7} : Sizes{3, 4});
+    std::vector<Attribute> group;
+    if (conv) group.push_back(Attribute::Int("group", 2));
+    Value* y = b.Op(op, {x, b.Initializer("w", Zeros(conv ? Sizes{6, 3, 3, 3} : Sizes{5, 4}))},
+                    group, {.name = "bad_node"});
+    Status s = InferError(b, y);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << op;
+    EXPECT_NE(s.message().find("bad_node"), std::string::npos) << s.ToString();
+  }
 }
 
 TEST(ShapeInferenceConvTransposeTest, StridesPadsOutputPaddingAndGroups) {
@@ -234,15 +237,6 @@ TEST(ShapeInferenceGemmTest, Transposes) {
   EXPECT_EQ(Gemm({4, 3}, {5, 4}, 1, 1), (Sizes{3, 5}));
 }
 
-TEST(ShapeInferenceGemmTest, InnerMismatchNamesTheNode) {
-  GraphBuilder b(17);
-  Value* a = b.Input("a", DataType::kFloat32, {3, 4});
-  Value* y = b.Op("Gemm", {a, b.Initializer("bw", Zeros({5, 4}))}, {}, {.name = "fc1"});
-  Status s = InferError(b, y);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("fc1"), std::string::npos) << s.ToString();
-}
-
 Sizes MatMul(const Sizes& a, const Sizes& bsizes) {
   GraphBuilder b(17);
   Value* av = b.Input("a", DataType::kFloat32, a);
@@ -265,14 +259,12 @@ Sizes Reshape(const Sizes& x, const Sizes& shape, int64_t allowzero) {
                          {Attribute::Int("allowzero", allowzero)}));
 }
 
-TEST(ShapeInferenceReshapeTest, ZeroCopiesAndMinusOneInfers) {
+TEST(ShapeInferenceReshapeTest, ZeroCopiesMinusOneInfersAllowZeroKeeps) {
   EXPECT_EQ(Reshape({2, 3, 4}, {0, -1}, 0), (Sizes{2, 12}));
   EXPECT_EQ(Reshape({2, 3, 4}, {4, 0, 2}, 0), (Sizes{4, 3, 2}));
   EXPECT_EQ(Reshape({2, 3, 4}, {-1}, 0), (Sizes{24}));
   EXPECT_EQ(Reshape({2, 3, 4}, {2, -1, 2}, 0), (Sizes{2, 6, 2}));
-}
-
-TEST(ShapeInferenceReshapeTest, AllowZeroKeepsZero) {
+  // allowzero: a 0 in shape is a size, not a copy.
   EXPECT_EQ(Reshape({0, 3}, {3, 0}, 1), (Sizes{3, 0}));
 }
 
@@ -332,6 +324,26 @@ TEST(ShapeInferenceResizeTest, ScalesFloorAndSizes) {
   EXPECT_EQ(infos[0].sizes, (Sizes{1, 2, 6, 6}));
   EXPECT_EQ(infos[1].sizes, (Sizes{1, 2, 1, 2}));
   EXPECT_EQ(infos[2].sizes, (Sizes{1, 2, 5, 7}));
+}
+
+TEST(ShapeInferenceResizeTest, Opset18AxesAndKeepAspectRatioPolicy) {
+  GraphBuilder b(18);
+  Value* x = b.Input("x", DataType::kFloat32, {1, 2, 4, 6});
+  Value* sizes = b.Initializer("sizes", Ints({3, 3}));
+  auto resize = [&](const char* policy) {
+    return b.Op(
+        "Resize", {x, nullptr, nullptr, sizes},
+        {Attribute::Ints("axes", {2, -1}), Attribute::String("keep_aspect_ratio_policy", policy)});
+  };
+  Value* scaled = b.Op("Resize", {x, nullptr, b.Initializer("scales", Floats({2, 0.5f}))},
+                       {Attribute::Ints("axes", {3, 2})});
+  std::vector<ValueInfo> infos =
+      Infer(b, {resize("stretch"), resize("not_larger"), resize("not_smaller"), scaled});
+  ASSERT_EQ(infos.size(), 4u);
+  EXPECT_EQ(infos[0].sizes, (Sizes{1, 2, 3, 3}));
+  EXPECT_EQ(infos[1].sizes, (Sizes{1, 2, 2, 3}));  // one scale, min(3/4, 3/6) = 0.5
+  EXPECT_EQ(infos[2].sizes, (Sizes{1, 2, 3, 5}));  // max(3/4, 3/6) = 0.75, rounded
+  EXPECT_EQ(infos[3].sizes, (Sizes{1, 2, 2, 12}));
 }
 
 TEST(ShapeInferenceResizeTest, Opset10TakesScalesAsSecondInput) {

@@ -3,6 +3,7 @@
 // be a compile-time constant; the shape inference walk makes shape subgraphs constant.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/shape.h"
 #include "runtime/shape/shape_registry.h"
@@ -257,26 +258,77 @@ StatusOr<std::vector<ValueInfo>> GatherShape(const ShapeArgs& args) {
   return One(args.input(0).dtype, std::move(out));
 }
 
-StatusOr<std::vector<ValueInfo>> ResizeShape(const ShapeArgs& args) {
+// Upsample and Resize before opset 11: one scale per dimension, output floor(in * scale).
+StatusOr<std::vector<ValueInfo>> ScaledShape(const ShapeArgs& args) {
   const auto& in = args.input(0).sizes;
+  std::vector<float> scales;
+  if (args.node.op_type() == "Upsample" && args.opset < 9) {
+    scales = args.node.GetFloats("scales", {});
+  } else {
+    ASSIGN_OR_RETURN(scales, ConstantFloats(args, 1, "scales"));
+  }
+  if (scales.size() != in.size()) return ShapeError(args.node, "scales do not match the rank");
   std::vector<int64_t> out;
-  size_t scales_input = args.opset >= 11 ? 2 : 1;
-  if (args.opset >= 11 && args.has_input(3)) {
-    ASSIGN_OR_RETURN(out, ConstantInts(args, 3, "sizes"));
+  for (size_t i = 0; i < in.size(); ++i) {
+    out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * scales[i])));
   }
-  if (out.empty()) {
-    std::vector<float> scales;
-    if (args.node.op_type() == "Upsample" && args.opset < 9) {
-      scales = args.node.GetFloats("scales", {});
-    } else {
-      ASSIGN_OR_RETURN(scales, ConstantFloats(args, scales_input, "scales"));
+  return One(args.input(0).dtype, std::move(out));
+}
+
+// Resize opset 11+: scales or sizes (an empty tensor counts as omitted), for the dimensions
+// in `axes` (opset 18; all by default), and sizes adjusted by keep_aspect_ratio_policy.
+StatusOr<std::vector<ValueInfo>> ResizeShape(const ShapeArgs& args) {
+  if (args.node.op_type() == "Upsample" || args.opset < 11) return ScaledShape(args);
+  const auto& in = args.input(0).sizes;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes;
+  for (int64_t a : args.node.GetInts("axes", {})) {
+    ASSIGN_OR_RETURN(int64_t axis, Axis(args, a, rank));
+    if (std::find(axes.begin(), axes.end(), axis) != axes.end()) {
+      return ShapeError(args.node, "axes repeats dimension " + std::to_string(axis));
     }
-    if (scales.size() != in.size()) return ShapeError(args.node, "scales do not match the rank");
-    for (size_t i = 0; i < in.size(); ++i) {
-      out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * scales[i])));
+    axes.push_back(axis);
+  }
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  std::vector<int64_t> sizes;
+  if (args.has_input(3)) {
+    ASSIGN_OR_RETURN(sizes, ConstantInts(args, 3, "sizes"));
+  }
+  std::vector<int64_t> out = in;
+  if (sizes.empty()) {
+    ASSIGN_OR_RETURN(std::vector<float> scales, ConstantFloats(args, 2, "scales"));
+    if (scales.size() != axes.size()) {
+      return ShapeError(args.node, "scales has " + std::to_string(scales.size()) + " values for " +
+                                       std::to_string(axes.size()) + " axes");
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      out[axes[i]] = static_cast<int64_t>(std::floor(static_cast<double>(in[axes[i]]) * scales[i]));
+    }
+    return One(args.input(0).dtype, std::move(out));
+  }
+  if (sizes.size() != axes.size()) {
+    return ShapeError(args.node, "sizes has " + std::to_string(sizes.size()) + " values for " +
+                                     std::to_string(axes.size()) + " axes");
+  }
+  const std::string policy = args.node.GetString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+    return ShapeError(args.node, "keep_aspect_ratio_policy '" + policy + "' is not supported");
+  }
+  // not_larger/not_smaller: one scale for all axes, the smallest/largest sizes[i] / in.
+  double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (sizes[i] < 0) return ShapeError(args.node, "sizes has a negative value");
+    out[axes[i]] = sizes[i];
+    double s = static_cast<double>(sizes[i]) / static_cast<double>(in[axes[i]]);
+    scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+  }
+  if (policy != "stretch") {
+    for (int64_t axis : axes) {
+      out[axis] = static_cast<int64_t>(scale * static_cast<double>(in[axis]) + 0.5);
     }
   }
-  if (out.size() != in.size()) return ShapeError(args.node, "sizes do not match the rank");
   return One(args.input(0).dtype, std::move(out));
 }
 
