@@ -113,6 +113,62 @@ INSTANTIATE_TEST_SUITE_P(
                     })}),
     [](const auto& info) { return info.param.name; });
 
+// Small graphs for the edges of each pattern: the fused op count in the plan, and the
+// oneDNN tier against the reference executor.
+class EdgeCaseTest : public ::testing::Test {
+ protected:
+  EdgeCaseTest() : b_(13), e_(b_, 7) { x_ = b_.Input("x", DataType::kFloat32, kInputSizes); }
+  // Compiles the finished graph and returns its op counts; checks numerics on the way.
+  std::map<std::string, int> CompileAndCheck(ir::Value* y) {
+    b_.Output(y);
+    std::unique_ptr<ir::Graph> graph = b_.Build();
+    auto session = Session::Create(*graph, SessionOptions{});
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    if (!session.ok()) return {};
+    auto plan = (*session)->Prepare({{"x", kInputSizes}});
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    if (!plan.ok()) return {};
+    EXPECT_LE(DistanceToReference(*graph, SessionOptions{}), 1e-5);
+    return CountOps(*(*plan)->graph);
+  }
+  ir::GraphBuilder b_;
+  testing::EncoderBuilder e_;
+  ir::Value* x_ = nullptr;
+};
+
+TEST_F(EdgeCaseTest, LayerNormWithoutGammaOrBetaGetsOnes) {
+  using ir::Attribute;
+  ir::Value* mean = b_.Op("ReduceMean", {x_}, {Attribute::Ints("axes", {2})});
+  ir::Value* d = b_.Op("Sub", {x_, mean});
+  ir::Value* var = b_.Op("ReduceMean", {b_.Op("Mul", {d, d})}, {Attribute::Ints("axes", {-1})});
+  ir::Value* y = b_.Op("Div", {d, b_.Op("Sqrt", {b_.Op("Add", {e_.Scalar(1e-5f), var})})});
+  std::map<std::string, int> ops = CompileAndCheck(y);
+  EXPECT_EQ(ops["LayerNormalization"], 1);
+  EXPECT_EQ(ops.size(), 1u);
+}
+
+TEST_F(EdgeCaseTest, LayerNormWithOnlyBetaOfShape1x1xC) {
+  using ir::Attribute;
+  ir::Value* mean = b_.Op("ReduceMean", {x_}, {Attribute::Ints("axes", {-1})});
+  ir::Value* d = b_.Op("Sub", {x_, mean});
+  ir::Value* var =
+      b_.Op("ReduceMean", {b_.Op("Pow", {d, e_.Scalar(2.0f)})}, {Attribute::Ints("axes", {-1})});
+  ir::Value* n = b_.Op("Div", {d, b_.Op("Sqrt", {b_.Op("Add", {var, e_.Scalar(1e-5f)})})});
+  ir::Value* y = b_.Op("Add", {e_.Random({1, 1, 64}, 0.5f), n});
+  std::map<std::string, int> ops = CompileAndCheck(y);
+  EXPECT_EQ(ops["LayerNormalization"], 1);
+  EXPECT_EQ(ops.size(), 1u);
+}
+
+TEST_F(EdgeCaseTest, MatMulBiasAcceptsRowAndScalarBiases) {
+  ir::Value* h =
+      b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 32}, 0.2f)}), e_.Random({1, 1, 32}, 0.5f)});
+  ir::Value* y = b_.Op("Add", {e_.Scalar(0.25f), b_.Op("MatMul", {h, e_.Random({32, 5}, 0.2f)})});
+  std::map<std::string, int> ops = CompileAndCheck(y);
+  EXPECT_EQ(ops["MatMulBias"], 2);
+  EXPECT_EQ(ops.size(), 1u);
+}
+
 // Single-pattern graphs for what must not fuse.
 class NotFusedTest : public ::testing::Test {
  protected:
