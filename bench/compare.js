@@ -38,9 +38,15 @@ function parseArgs(argv) {
     else if (a === '--warmup') o.warmup = Number(argv[++i]);
     else if (a === '--json') o.json = argv[++i];
     else if (a === '--model') {
-      const [name, rest] = argv[++i].split('=', 2);
-      const [p, shape] = rest.split(':');
-      o.models.push({name, path: p, shape});
+      // NAME=PATH:INPUT=SIZES — split at the first '=' and the first ':' after it.
+      const arg = argv[++i];
+      const eq = arg.indexOf('=');
+      const colon = arg.indexOf(':', eq + 1);
+      if (eq <= 0 || colon < 0) {
+        console.error(`compare.js: --model ${arg}: use NAME=PATH:INPUT=1x3x224x224`);
+        process.exit(2);
+      }
+      o.models.push({name: arg.slice(0, eq), path: arg.slice(eq + 1, colon), shape: arg.slice(colon + 1)});
     } else {
       console.error(`compare.js: unknown argument ${a}`);
       process.exit(2);
