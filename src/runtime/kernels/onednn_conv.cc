@@ -1,60 +1,17 @@
 // oneDNN fp32 2-D convolution: Conv and the fused qtune::FusedConv (bias, residual sum and
 // activation as post-ops). Activations in kNhwc; weights reordered once at creation into
 // the layout the primitive chose.
-#include <cstring>
 
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_post_ops.h"
+#include "runtime/kernels/onednn_weighted_kernel.h"
 
 namespace qtune::runtime {
 namespace {
 
 using dnnl::memory;
-
-class OnednnConvKernel : public Kernel {
- public:
-  OnednnConvKernel(dnnl::convolution_forward::primitive_desc pd, memory weights,
-                   std::optional<memory> bias, bool has_sum)
-      : pd_(std::move(pd)),
-        primitive_(pd_),
-        weights_(std::move(weights)),
-        bias_(std::move(bias)),
-        has_sum_(has_sum),
-        impl_(onednn::ImplName(pd_)) {}
-
-  std::string Describe() const override { return "onednn:" + impl_; }
-
-  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
-    try {
-      memory src = onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data());
-      memory dst = onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data());
-      // oneDNN's sum post-op adds what dst holds: the residual, unless the plan already
-      // placed the output in the residual's buffer.
-      const Tensor& sum = has_sum_ ? inputs[kFusedConvSumInput] : Tensor();
-      if (has_sum_ && sum.raw_data() != outputs[0].raw_data()) {
-        std::memcpy(outputs[0].raw_data(), sum.raw_data(), outputs[0].byte_size());
-      }
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
-      if (bias_) args[DNNL_ARG_BIAS] = *bias_;
-      primitive_.execute(onednn::Stream(), args);
-      onednn::Stream().wait();
-      return Status::Ok();
-    } catch (const dnnl::error& e) {
-      return onednn::FromDnnlError(e, "running convolution");
-    }
-  }
-
- private:
-  dnnl::convolution_forward::primitive_desc pd_;
-  dnnl::convolution_forward primitive_;
-  memory weights_;
-  std::optional<memory> bias_;
-  bool has_sum_;
-  std::string impl_;
-};
 
 struct ConvGeometry {
   memory::dims strides, dilations, pad_begin, pad_end;
@@ -147,8 +104,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
       ASSIGN_OR_RETURN(bias, onednn::ReorderConstant(b->constant, b_md, b_md));
     }
     KernelChoice choice;
-    choice.kernel =
-        std::make_unique<OnednnConvKernel>(pd, std::move(weights), std::move(bias), sum != nullptr);
+    choice.kernel = std::make_unique<OnednnWeightedKernel>(
+        dnnl::convolution_forward(pd), "onednn:" + impl, pd.src_desc(), pd.dst_desc(),
+        std::move(weights), std::move(bias),
+        sum != nullptr ? static_cast<int>(kFusedConvSumInput) : -1);
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.input_layouts[0] = Layout::kNhwc;
     if (sum != nullptr) {

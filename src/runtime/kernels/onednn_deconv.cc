@@ -3,45 +3,11 @@
 // (oneDNN calls that layout iohw / giohw).
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_weighted_kernel.h"
 
 namespace qtune::runtime {
-namespace {
 
 using dnnl::memory;
-
-class OnednnDeconvKernel : public Kernel {
- public:
-  OnednnDeconvKernel(dnnl::deconvolution_forward::primitive_desc pd, memory weights,
-                     std::optional<memory> bias)
-      : pd_(std::move(pd)), primitive_(pd_), weights_(std::move(weights)),
-        bias_(std::move(bias)), impl_(onednn::ImplName(pd_)) {}
-
-  std::string Describe() const override { return "onednn:deconv:" + impl_; }
-
-  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
-    try {
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data())},
-          {DNNL_ARG_WEIGHTS, weights_},
-          {DNNL_ARG_DST, onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data())}};
-      if (bias_) args[DNNL_ARG_BIAS] = *bias_;
-      primitive_.execute(onednn::Stream(), args);
-      onednn::Stream().wait();
-      return Status::Ok();
-    } catch (const dnnl::error& e) {
-      return onednn::FromDnnlError(e, "running deconvolution");
-    }
-  }
-
- private:
-  dnnl::deconvolution_forward::primitive_desc pd_;
-  dnnl::deconvolution_forward primitive_;
-  memory weights_;
-  std::optional<memory> bias_;
-  std::string impl_;
-};
-
-}  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
@@ -102,23 +68,25 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
     auto alg = dnnl::algorithm::deconvolution_direct;
     auto prop = dnnl::prop_kind::forward_inference;
     memory::dims stride_dims(strides.begin(), strides.end());
-    auto desc = b != nullptr ? dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, b_md,
-                                                                 dst_md, stride_dims, dnnl_dilations,
-                                                                 pad_begin, pad_end)
-                             : dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, dst_md,
-                                                                 stride_dims, dnnl_dilations,
-                                                                 pad_begin, pad_end);
+    auto desc =
+        b != nullptr
+            ? dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, b_md, dst_md, stride_dims,
+                                                dnnl_dilations, pad_begin, pad_end)
+            : dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, dst_md, stride_dims,
+                                                dnnl_dilations, pad_begin, pad_end);
     dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::Engine());
     if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
     memory::desc w_plain(w_dims, memory::data_type::f32, w_tag);
-    ASSIGN_OR_RETURN(memory weights, onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
+    ASSIGN_OR_RETURN(memory weights,
+                     onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
     std::optional<memory> bias;
     if (b != nullptr) {
       ASSIGN_OR_RETURN(bias, onednn::ReorderConstant(b->constant, b_md, b_md));
     }
     KernelChoice choice;
-    choice.kernel = std::make_unique<OnednnDeconvKernel>(std::move(pd), std::move(weights),
-                                                         std::move(bias));
+    choice.kernel = std::make_unique<OnednnWeightedKernel>(
+        dnnl::deconvolution_forward(pd), "onednn:deconv:" + onednn::ImplName(pd), pd.src_desc(),
+        pd.dst_desc(), std::move(weights), std::move(bias));
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.input_layouts[0] = Layout::kNhwc;
     choice.output_layouts = {Layout::kNhwc};

@@ -5,45 +5,12 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_weighted_kernel.h"
 
 namespace qtune::runtime {
 namespace {
 
 using dnnl::memory;
-
-class OnednnMatMulKernel : public Kernel {
- public:
-  OnednnMatMulKernel(dnnl::matmul::primitive_desc pd, memory weights, std::optional<memory> bias)
-      : pd_(std::move(pd)),
-        primitive_(pd_),
-        weights_(std::move(weights)),
-        bias_(std::move(bias)),
-        impl_(onednn::ImplName(pd_)) {}
-
-  std::string Describe() const override { return "onednn:matmul:" + impl_; }
-
-  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
-    try {
-      memory src = onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data());
-      memory dst = onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data());
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
-      if (bias_) args[DNNL_ARG_BIAS] = *bias_;
-      primitive_.execute(onednn::Stream(), args);
-      onednn::Stream().wait();
-      return Status::Ok();
-    } catch (const dnnl::error& e) {
-      return onednn::FromDnnlError(e, "running matmul");
-    }
-  }
-
- private:
-  dnnl::matmul::primitive_desc pd_;
-  dnnl::matmul primitive_;
-  memory weights_;
-  std::optional<memory> bias_;
-  std::string impl_;
-};
 
 // What the primitive computes: dst[M,N] = alpha * src[M,K] x W[K,N] + bias (bias [1,N] or
 // [M,N], already multiplied by beta).
@@ -134,7 +101,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     memory::desc src_md({p.m, p.k}, memory::data_type::f32, tag::ab);
     memory::desc dst_md({p.m, p.n}, memory::data_type::f32, tag::ab);
     memory::desc w_any({p.k, p.n}, memory::data_type::f32, tag::any);
-    memory::desc w_plain({p.k, p.n}, memory::data_type::f32, p.weights_transposed ? tag::ba : tag::ab);
+    memory::desc w_plain({p.k, p.n}, memory::data_type::f32,
+                         p.weights_transposed ? tag::ba : tag::ab);
     std::optional<memory::desc> bias_md;
     if (p.bias.is_valid()) {
       bias_md = memory::desc(onednn::ToDims(p.bias.sizes()), memory::data_type::f32, tag::ab);
@@ -145,14 +113,16 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
     if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
-    ASSIGN_OR_RETURN(memory weights, onednn::ReorderConstant(b.constant, w_plain, pd.weights_desc()));
+    ASSIGN_OR_RETURN(memory weights,
+                     onednn::ReorderConstant(b.constant, w_plain, pd.weights_desc()));
     std::optional<memory> bias;
     if (bias_md) {
       ASSIGN_OR_RETURN(bias, onednn::ReorderConstant(p.bias, *bias_md, *bias_md));
     }
     KernelChoice choice;
-    choice.kernel = std::make_unique<OnednnMatMulKernel>(std::move(pd), std::move(weights),
-                                                         std::move(bias));
+    choice.kernel = std::make_unique<OnednnWeightedKernel>(
+        dnnl::matmul(pd), "onednn:matmul:" + onednn::ImplName(pd), pd.src_desc(), pd.dst_desc(),
+        std::move(weights), std::move(bias));
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));
