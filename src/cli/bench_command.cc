@@ -75,11 +75,16 @@ int Bench(const BenchOptions& options) {
     emulated_fp8 |= t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E5M2;
   }
   if (options.json) {
-    nlohmann::json j = {{"model", options.model_path}, {"threads", options.threads},
-                        {"iters", options.iters},      {"warmup", options.warmup},
-                        {"median_ms", median},         {"p90_ms", p90},
-                        {"min_ms", min},               {"optimize_ms", optimize_ms},
-                        {"compile_ms", compile_ms},    {"steps", (*plan)->steps.size()},
+    nlohmann::json j = {{"model", options.model_path},
+                        {"threads", options.threads},
+                        {"iters", options.iters},
+                        {"warmup", options.warmup},
+                        {"median_ms", median},
+                        {"p90_ms", p90},
+                        {"min_ms", min},
+                        {"optimize_ms", optimize_ms},
+                        {"compile_ms", compile_ms},
+                        {"steps", (*plan)->steps.size()},
                         {"fp8_emulated", emulated_fp8}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {

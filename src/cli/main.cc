@@ -1,6 +1,5 @@
 // The qtune command-line tool: one binary, one subcommand per job.
 #include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "cli/commands.h"

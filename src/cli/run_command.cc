@@ -26,9 +26,8 @@ struct RunOptions {
 };
 
 nlohmann::json DescribeOutput(const std::string& name, const Tensor& t) {
-  nlohmann::json j = {{"name", name},
-                      {"dtype", std::string(DataTypeName(t.dtype()))},
-                      {"shape", t.sizes()}};
+  nlohmann::json j = {
+      {"name", name}, {"dtype", std::string(DataTypeName(t.dtype()))}, {"shape", t.sizes()}};
   if (t.dtype() == DataType::kFloat32 && t.num_elements() > 0) {
     auto v = t.span<float>();
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());
@@ -74,8 +73,8 @@ int RunModel(const RunOptions& options) {
                   o["dtype"].get<std::string>().c_str(),
                   SizesToString(o["shape"].get<std::vector<int64_t>>()).c_str());
       if (o.contains("mean")) {
-        std::printf("  min %.6g max %.6g mean %.6g", o["min"].get<double>(),
-                    o["max"].get<double>(), o["mean"].get<double>());
+        std::printf("  min %.6g max %.6g mean %.6g", o["min"].get<double>(), o["max"].get<double>(),
+                    o["mean"].get<double>());
       }
       std::printf("\n");
     }

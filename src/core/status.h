@@ -98,9 +98,9 @@ class [[nodiscard]] StatusOr {
 #define QTUNE_STATUS_CONCAT(a, b) QTUNE_STATUS_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define RETURN_IF_ERROR(expr)                    \
-  do {                                           \
-    ::qtune::Status qtune_status_ = (expr);      \
+#define RETURN_IF_ERROR(expr)                      \
+  do {                                             \
+    ::qtune::Status qtune_status_ = (expr);        \
     if (!qtune_status_.ok()) return qtune_status_; \
   } while (0)
 

@@ -66,8 +66,7 @@ Tensor Tensor::Clone() const {
 
 StatusOr<Tensor> Tensor::Reshaped(std::vector<int64_t> sizes) const {
   if (NumElements(sizes) != num_elements_) {
-    return InvalidArgumentError("cannot reshape " + DebugString() + " to " +
-                                SizesToString(sizes));
+    return InvalidArgumentError("cannot reshape " + DebugString() + " to " + SizesToString(sizes));
   }
   Tensor t = *this;
   t.sizes_ = std::move(sizes);

@@ -93,18 +93,30 @@ class Tensor {
 template <typename T>
 Tensor Tensor::FromVector(std::vector<int64_t> sizes, const std::vector<T>& values) {
   DataType dtype = DataType::kUndefined;
-  if constexpr (std::is_same_v<T, float>) dtype = DataType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>) dtype = DataType::kFloat64;
-  else if constexpr (std::is_same_v<T, int8_t>) dtype = DataType::kInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>) dtype = DataType::kUint8;
-  else if constexpr (std::is_same_v<T, int16_t>) dtype = DataType::kInt16;
-  else if constexpr (std::is_same_v<T, uint16_t>) dtype = DataType::kUint16;
-  else if constexpr (std::is_same_v<T, int32_t>) dtype = DataType::kInt32;
-  else if constexpr (std::is_same_v<T, uint32_t>) dtype = DataType::kUint32;
-  else if constexpr (std::is_same_v<T, int64_t>) dtype = DataType::kInt64;
-  else if constexpr (std::is_same_v<T, uint64_t>) dtype = DataType::kUint64;
-  else if constexpr (std::is_same_v<T, bool>) dtype = DataType::kBool;
-  else static_assert(sizeof(T) == 0, "FromVector: unsupported element type");
+  if constexpr (std::is_same_v<T, float>)
+    dtype = DataType::kFloat32;
+  else if constexpr (std::is_same_v<T, double>)
+    dtype = DataType::kFloat64;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    dtype = DataType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    dtype = DataType::kUint8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    dtype = DataType::kInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    dtype = DataType::kUint16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    dtype = DataType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    dtype = DataType::kUint32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    dtype = DataType::kInt64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    dtype = DataType::kUint64;
+  else if constexpr (std::is_same_v<T, bool>)
+    dtype = DataType::kBool;
+  else
+    static_assert(sizeof(T) == 0, "FromVector: unsupported element type");
   auto tensor = Allocate(dtype, std::move(sizes));
   QTUNE_CHECK(tensor.ok());
   QTUNE_CHECK(static_cast<int64_t>(values.size()) == tensor->num_elements());

@@ -15,14 +15,14 @@
 namespace qtune::runtime {
 
 struct CompileOptions {
-  int threads = 1;            // intra-op threads (oneDNN bakes them into primitives)
-  bool use_onednn = true;     // false: reference kernels only (the oracle)
-  bool fuse = true;           // run the runtime fusions (FusedConv, ...)
+  int threads = 1;         // intra-op threads (oneDNN bakes them into primitives)
+  bool use_onednn = true;  // false: reference kernels only (the oracle)
+  bool fuse = true;        // run the runtime fusions (FusedConv, ...)
 };
 
 // Unsupported ops are reported before anything runs, with op type, node name and opset.
-StatusOr<std::unique_ptr<Plan>> Compile(const ir::Graph& graph,
-                                        const std::map<std::string, std::vector<int64_t>>& input_sizes,
-                                        const CompileOptions& options);
+StatusOr<std::unique_ptr<Plan>> Compile(
+    const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& input_sizes,
+    const CompileOptions& options);
 
 }  // namespace qtune::runtime

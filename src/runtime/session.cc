@@ -142,9 +142,9 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
                                   : std::chrono::steady_clock::time_point();
     Status s = step.kernel->Run(step_inputs, step_outputs);
     if (options_.profile) {
-      step.profile_ms += std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+      step.profile_ms +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
       step.profile_runs += 1;
     }
     if (!s.ok()) return s.WithContext(step.op_type + " '" + step.node_name + "'");

@@ -22,9 +22,9 @@ namespace qtune::runtime {
 
 struct SessionOptions {
   int threads = 1;
-  bool use_onednn = true;   // false: reference kernels only
-  bool optimize = true;     // run the pass pipeline and the runtime fusions
-  bool profile = false;     // time every step (Plan::ProfileToString)
+  bool use_onednn = true;  // false: reference kernels only
+  bool optimize = true;    // run the pass pipeline and the runtime fusions
+  bool profile = false;    // time every step (Plan::ProfileToString)
 };
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;

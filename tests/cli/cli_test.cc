@@ -127,8 +127,8 @@ TEST(CliTest, RunWritesOutputsThatMatchTheModelsShape) {
 }
 
 TEST(CliTest, RunWithWrongInputNameSaysWhichInput) {
-  Result r = Qtune("run " + Model("fmnist/fmnist_resnet.onnx") + " --input wrong=" +
-                   Model("fmnist/test_2000.npy"));
+  Result r = Qtune("run " + Model("fmnist/fmnist_resnet.onnx") +
+                   " --input wrong=" + Model("fmnist/test_2000.npy"));
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("no input named 'wrong'"), std::string::npos) << r.out;
 }

@@ -56,8 +56,7 @@ TEST(TensorTest, AllocateRejectsHugeAndNegativeSizes) {
             StatusCode::kResourceExhausted);
   EXPECT_EQ(Tensor::Allocate(DataType::kInt64, {int64_t{1} << 62, 4}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(Tensor::Allocate(DataType::kString, {2}).status().code(),
-            StatusCode::kUnimplemented);
+  EXPECT_EQ(Tensor::Allocate(DataType::kString, {2}).status().code(), StatusCode::kUnimplemented);
 }
 
 TEST(TensorTest, CopiesAliasAndCloneDoesNot) {

@@ -100,8 +100,7 @@ TEST_P(EngineModelsTest, OutputsMatchOnnxRuntimeAndReference) {
       const Tensor& theirs = (*ort)[i].second;
       EXPECT_EQ(ours.sizes(), theirs.sizes()) << (*outputs)[i].first;
       EXPECT_LE(testing::RelativeL2(ours, theirs), 1e-4)
-          << c.name << " output " << (*outputs)[i].first
-          << " (" << config.name << ")";
+          << c.name << " output " << (*outputs)[i].first << " (" << config.name << ")";
     }
   }
 }

@@ -86,7 +86,8 @@ double MaxAbsDiff(const Tensor& a, const Tensor& b) {
   }
   double worst = 0;
   for (int64_t i = 0; i < a.num_elements(); ++i) {
-    worst = std::max(worst, std::fabs(static_cast<double>(a.data<float>()[i]) - b.data<float>()[i]));
+    worst =
+        std::max(worst, std::fabs(static_cast<double>(a.data<float>()[i]) - b.data<float>()[i]));
   }
   return worst;
 }

@@ -80,8 +80,8 @@ void AbsorbPostLinear(ConvMatch& m) {
   ir::Node* next = SoleConsumer(m.activation->output(0));
   for (const char* op : {"Mul", "Add"}) {
     if (next == nullptr || !IsDefaultOp(*next, op) || next->num_inputs() != 2) continue;
-    const ir::Value* tail = m.post_nodes.empty() ? m.activation->output(0)
-                                                 : m.post_nodes.back()->output(0);
+    const ir::Value* tail =
+        m.post_nodes.empty() ? m.activation->output(0) : m.post_nodes.back()->output(0);
     ir::Value* other = next->input(0) == tail ? next->input(1) : next->input(0);
     auto c = ScalarConstant(other);
     if (!c) continue;
@@ -188,9 +188,8 @@ StatusOr<int> FuseAll(ir::Graph& graph, Selector select) {
 }  // namespace
 
 StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes) {
-  return FuseAll(graph, [&](const ir::Graph& g, ir::Node* node) {
-    return SelectConvAdd(g, node, sizes);
-  });
+  return FuseAll(graph,
+                 [&](const ir::Graph& g, ir::Node* node) { return SelectConvAdd(g, node, sizes); });
 }
 
 StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes) {

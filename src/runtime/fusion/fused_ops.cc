@@ -27,7 +27,9 @@ Activation ReadActivation(const ir::Node& node) {
 }
 
 void ApplyActivation(const Activation& a, float* data, int64_t n) {
-  auto param = [&](size_t i, float fallback) { return i < a.params.size() ? a.params[i] : fallback; };
+  auto param = [&](size_t i, float fallback) {
+    return i < a.params.size() ? a.params[i] : fallback;
+  };
   if (a.has_post_linear()) {
     Activation plain = a;
     plain.post_scale = 1.0f;

@@ -37,7 +37,7 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes);
 
 // Individual fusions (exposed for tests). Each returns how many matches it rewrote.
 StatusOr<int> FuseDecomposedActivations(ir::Graph& graph);  // x*Clip(x+3,0,6)/6 -> HardSwish
-StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes);  // Conv->Add[->act]
+StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes);         // Conv->Add[->act]
 StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  // Conv->act
 // Transformer encoders (transformer_fusion.cc, matmul_bias_fusion.cc).
 StatusOr<int> FuseDecomposedLayerNorm(ir::Graph& graph, const SizesByName& sizes);

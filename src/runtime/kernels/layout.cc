@@ -17,8 +17,9 @@ namespace {
 class ReorderKernel : public Kernel {
  public:
   ReorderKernel(dnnl::memory::desc from, dnnl::memory::desc to, Layout to_layout)
-      : from_(from), to_(to), primitive_(dnnl::reorder::primitive_desc(onednn::Engine(), from,
-                                                                      onednn::Engine(), to)),
+      : from_(from),
+        to_(to),
+        primitive_(dnnl::reorder::primitive_desc(onednn::Engine(), from, onednn::Engine(), to)),
         to_layout_(to_layout) {}
 
   std::string Describe() const override {

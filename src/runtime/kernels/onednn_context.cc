@@ -21,12 +21,18 @@ void SetThreads(int threads) {
 StatusOr<dnnl::memory::data_type> ToDnnl(DataType dtype) {
   using dt = dnnl::memory::data_type;
   switch (dtype) {
-    case DataType::kFloat32: return dt::f32;
-    case DataType::kFloat16: return dt::f16;
-    case DataType::kBfloat16: return dt::bf16;
-    case DataType::kInt8: return dt::s8;
-    case DataType::kUint8: return dt::u8;
-    case DataType::kInt32: return dt::s32;
+    case DataType::kFloat32:
+      return dt::f32;
+    case DataType::kFloat16:
+      return dt::f16;
+    case DataType::kBfloat16:
+      return dt::bf16;
+    case DataType::kInt8:
+      return dt::s8;
+    case DataType::kUint8:
+      return dt::u8;
+    case DataType::kInt32:
+      return dt::s32;
     default:
       return UnimplementedError("oneDNN has no data type for " + std::string(DataTypeName(dtype)));
   }
@@ -39,13 +45,20 @@ dnnl::memory::dims ToDims(const std::vector<int64_t>& sizes) {
 dnnl::memory::format_tag PlainTag(size_t rank) {
   using tag = dnnl::memory::format_tag;
   switch (rank) {
-    case 1: return tag::a;
-    case 2: return tag::ab;
-    case 3: return tag::abc;
-    case 4: return tag::abcd;
-    case 5: return tag::abcde;
-    case 6: return tag::abcdef;
-    default: return tag::undef;
+    case 1:
+      return tag::a;
+    case 2:
+      return tag::ab;
+    case 3:
+      return tag::abc;
+    case 4:
+      return tag::abcd;
+    case 5:
+      return tag::abcde;
+    case 6:
+      return tag::abcdef;
+    default:
+      return tag::undef;
   }
 }
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
-
 #include <string>
 #include <vector>
 

@@ -15,8 +15,11 @@ class OnednnElementwiseKernel : public Kernel {
   OnednnElementwiseKernel(dnnl::primitive primitive, std::string impl,
                           std::vector<std::pair<int, memory::desc>> input_args,
                           std::vector<std::optional<memory>> constants, memory::desc dst)
-      : primitive_(std::move(primitive)), impl_(std::move(impl)),
-        input_args_(std::move(input_args)), constants_(std::move(constants)), dst_(dst) {}
+      : primitive_(std::move(primitive)),
+        impl_(std::move(impl)),
+        input_args_(std::move(input_args)),
+        constants_(std::move(constants)),
+        dst_(dst) {}
 
   std::string Describe() const override { return "onednn:" + impl_; }
 

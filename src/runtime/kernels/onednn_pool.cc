@@ -93,9 +93,8 @@ std::optional<PoolParams> ReadParams(const ir::Node& node, const std::vector<int
 StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
   const std::string& op = node.op_type();
-  if (!node.domain().empty() ||
-      (op != "MaxPool" && op != "AveragePool" && op != "GlobalAveragePool" &&
-       op != "GlobalMaxPool")) {
+  if (!node.domain().empty() || (op != "MaxPool" && op != "AveragePool" &&
+                                 op != "GlobalAveragePool" && op != "GlobalMaxPool")) {
     return NotApplicable();
   }
   if (request.inputs.empty() || request.inputs[0] == nullptr) return NotApplicable();

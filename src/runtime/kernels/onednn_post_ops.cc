@@ -9,7 +9,9 @@ namespace qtune::runtime {
 
 StatusOr<bool> AppendActivation(const ir::Node& fused_node, dnnl::post_ops& post_ops) {
   Activation a = ReadActivation(fused_node);
-  auto param = [&](size_t i, float fallback) { return i < a.params.size() ? a.params[i] : fallback; };
+  auto param = [&](size_t i, float fallback) {
+    return i < a.params.size() ? a.params[i] : fallback;
+  };
   using alg = dnnl::algorithm;
   if (a.op.empty()) {
   } else if (a.op == "Relu") {

@@ -20,8 +20,11 @@ class OnednnMovementKernel : public Kernel {
  public:
   OnednnMovementKernel(dnnl::primitive primitive, std::string name, std::vector<memory::desc> srcs,
                        memory::desc dst, bool multiple)
-      : primitive_(std::move(primitive)), name_(std::move(name)), srcs_(std::move(srcs)),
-        dst_(dst), multiple_(multiple) {}
+      : primitive_(std::move(primitive)),
+        name_(std::move(name)),
+        srcs_(std::move(srcs)),
+        dst_(dst),
+        multiple_(multiple) {}
 
   std::string Describe() const override { return "onednn:" + name_; }
 
@@ -68,8 +71,8 @@ std::optional<dnnl::algorithm> ResampleAlgorithm(const ir::Node& node,
     }
     return std::nullopt;
   }
-  if (mode == "linear" &&
-      (coordinates == "half_pixel" || (coordinates == "pytorch_half_pixel" && out[2] > 1 && out[3] > 1))) {
+  if (mode == "linear" && (coordinates == "half_pixel" ||
+                           (coordinates == "pytorch_half_pixel" && out[2] > 1 && out[3] > 1))) {
     return dnnl::algorithm::resampling_linear;
   }
   return std::nullopt;

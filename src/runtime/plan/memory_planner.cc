@@ -48,9 +48,10 @@ MemoryPlan PlanMemory(std::span<const BufferRequest> requests, int64_t alignment
     plan.offsets[index] = candidate;
     plan.arena_bytes = std::max(plan.arena_bytes, candidate + size);
     Placed entry{candidate, candidate + size, index};
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), entry,
-                                   [](const Placed& a, const Placed& b) { return a.begin < b.begin; }),
-                  entry);
+    placed.insert(
+        std::upper_bound(placed.begin(), placed.end(), entry,
+                         [](const Placed& a, const Placed& b) { return a.begin < b.begin; }),
+        entry);
   }
   return plan;
 }

@@ -50,8 +50,8 @@ std::string Plan::ProfileToString() const {
   std::vector<std::pair<std::string, std::pair<double, int>>> rows(by_kind.begin(), by_kind.end());
   std::sort(rows.begin(), rows.end(),
             [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::string out = fmt::format("{:<60} {:>6} {:>10} {:>6}\n", "op  implementation", "steps",
-                                "ms/run", "share");
+  std::string out =
+      fmt::format("{:<60} {:>6} {:>10} {:>6}\n", "op  implementation", "steps", "ms/run", "share");
   for (const auto& [key, value] : rows) {
     out += fmt::format("{:<60} {:>6} {:>10.3f} {:>5.1f}%\n", key, value.second, value.first,
                        total > 0 ? 100.0 * value.first / total : 0.0);

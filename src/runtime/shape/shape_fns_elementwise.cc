@@ -126,8 +126,8 @@ void RegisterElementwiseShapes(ShapeRegistry& registry) {
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod"}) {
     registry.Register(op, Broadcasting);
   }
-  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
-                         "Xor"}) {
+  for (const char* op :
+       {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}) {
     registry.Register(op, BroadcastingToBool);
   }
   registry.Register("Where", WhereShape);

@@ -22,8 +22,8 @@ StatusOr<WindowAttrs> ReadWindow(const ShapeArgs& args, size_t spatial,
   w.pads = n.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
   w.auto_pad = n.GetString("auto_pad", "NOTSET");
   w.ceil_mode = n.GetInt("ceil_mode", 0) != 0;
-  if (w.kernel.size() != spatial || w.strides.size() != spatial ||
-      w.dilations.size() != spatial || w.pads.size() != 2 * spatial) {
+  if (w.kernel.size() != spatial || w.strides.size() != spatial || w.dilations.size() != spatial ||
+      w.pads.size() != 2 * spatial) {
     return ShapeError(n, "kernel_shape/strides/dilations/pads do not match " +
                              std::to_string(spatial) + " spatial dims");
   }
@@ -66,9 +66,8 @@ StatusOr<std::vector<ValueInfo>> ConvShape(const ShapeArgs& args) {
   ASSIGN_OR_RETURN(WindowAttrs w, ReadWindow(args, spatial, {wt.begin() + 2, wt.end()}));
   int64_t group = args.node.GetInt("group", 1);
   if (group <= 0 || x[1] != wt[1] * group) {
-    return ShapeError(args.node, "input channels " + std::to_string(x[1]) +
-                                     " != weight channels " + std::to_string(wt[1]) +
-                                     " x group " + std::to_string(group));
+    return ShapeError(args.node, "input channels " + std::to_string(x[1]) + " != weight channels " +
+                                     std::to_string(wt[1]) + " x group " + std::to_string(group));
   }
   std::vector<int64_t> out = {x[0], wt[0]};
   for (size_t i = 0; i < spatial; ++i) {
@@ -147,8 +146,8 @@ StatusOr<std::vector<ValueInfo>> GemmShape(const ShapeArgs& args) {
   int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
   int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
   if (k != kb) {
-    return ShapeError(args.node, "inner dimensions differ: " + std::to_string(k) + " vs " +
-                                     std::to_string(kb));
+    return ShapeError(
+        args.node, "inner dimensions differ: " + std::to_string(k) + " vs " + std::to_string(kb));
   }
   return std::vector<ValueInfo>{MakeInfo(args.input(0).dtype, {m, n})};
 }

@@ -83,8 +83,8 @@ StatusOr<std::vector<ValueInfo>> ReshapeShape(const ShapeArgs& args) {
     shape[infer] = total / known;
   }
   if (NumElements(shape) != total) {
-    return ShapeError(args.node, "cannot reshape [" + SizesToString(in) + "] to [" +
-                                     SizesToString(shape) + "]");
+    return ShapeError(
+        args.node, "cannot reshape [" + SizesToString(in) + "] to [" + SizesToString(shape) + "]");
   }
   return One(args.input(0).dtype, std::move(shape));
 }
@@ -384,8 +384,10 @@ StatusOr<std::vector<ValueInfo>> ReduceShape(const ShapeArgs& args) {
   }
   std::vector<int64_t> out;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!reduced[i]) out.push_back(in[i]);
-    else if (keepdims) out.push_back(1);
+    if (!reduced[i])
+      out.push_back(in[i]);
+    else if (keepdims)
+      out.push_back(1);
   }
   DataType dtype = (op == "ArgMax" || op == "ArgMin") ? DataType::kInt64 : args.input(0).dtype;
   return One(dtype, std::move(out));
@@ -422,9 +424,9 @@ void RegisterTensorShapes(ShapeRegistry& registry) {
   registry.Register("Pad", PadShape);
   registry.Register("Expand", ExpandShape);
   registry.Register("Tile", TileShape);
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
-                         "ReduceLogSumExp", "ArgMax", "ArgMin"}) {
+  for (const char* op :
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin"}) {
     registry.Register(op, ReduceShape);
   }
 }

@@ -41,8 +41,8 @@ StatusOr<std::vector<int64_t>> BroadcastSizes(const ir::Node& node, const std::v
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1) {
-      return ShapeError(node, "cannot broadcast [" + SizesToString(a) + "] with [" +
-                                  SizesToString(b) + "]");
+      return ShapeError(
+          node, "cannot broadcast [" + SizesToString(a) + "] with [" + SizesToString(b) + "]");
     }
     out[i] = da == 1 ? db : da;
   }

@@ -53,8 +53,7 @@ void RegisterTensorShapes(ShapeRegistry& registry);
 
 // Helpers for shape functions.
 // Multidirectional (numpy) broadcasting; InvalidArgument naming the node on mismatch.
-StatusOr<std::vector<int64_t>> BroadcastSizes(const ir::Node& node,
-                                              const std::vector<int64_t>& a,
+StatusOr<std::vector<int64_t>> BroadcastSizes(const ir::Node& node, const std::vector<int64_t>& a,
                                               const std::vector<int64_t>& b);
 Status ShapeError(const ir::Node& node, const std::string& message);
 ValueInfo MakeInfo(DataType dtype, std::vector<int64_t> sizes);
