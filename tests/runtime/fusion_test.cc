@@ -128,6 +128,41 @@ TEST(FusionTest, DecomposedHardSwishAndHardSigmoidBecomeSingleOps) {
   }
 }
 
+// A Linear layer as exporters write it (Gemm, transB=1) followed by an activation, and a
+// MatMul + bias + activation: each becomes one qtune::MatMulBias with the activation.
+TEST(FusionTest, LinearLayersAbsorbTheirActivation) {
+  for (const char* act : {"Relu", "Sigmoid", "Tanh"}) {
+    GraphBuilder b(13);
+    Value* x = b.Input("x", DataType::kFloat32, {3, 8});
+    Value* gemm =
+        b.Op("Gemm", {x, b.Initializer("w", Random({5, 8}, 1)), b.Initializer("c", Random({5}, 2))},
+             {Attribute::Int("transB", 1)});
+    b.Output(b.Op(act, {gemm}));
+    auto fused = FuseAndCompare(*b.Build(), Random({3, 8}, 3));
+    EXPECT_EQ(fused->num_nodes(), 1u) << act;
+    EXPECT_EQ(Count(*fused, "MatMulBias"), 1) << act;
+  }
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 4, 8});
+  Value* mm = b.Op("MatMul", {x, b.Initializer("w", Random({8, 6}, 4))});
+  Value* biased = b.Op("Add", {mm, b.Initializer("bias", Random({6}, 5))});
+  b.Output(b.Op("Relu", {biased}));
+  // FuseAndCompare needs the sizes MatMulBias fusion checks; x is rank 3.
+  auto fused = FuseAndCompare(*b.Build(), Random({2, 4, 8}, 6));
+  EXPECT_EQ(fused->num_nodes(), 1u);
+  EXPECT_EQ(fused->nodes()[0]->GetString("activation", ""), "Relu");
+}
+
+TEST(FusionTest, GemmWithAlphaKeepsItsActivationSeparate) {
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {3, 8});
+  Value* gemm =
+      b.Op("Gemm", {x, b.Initializer("w", Random({8, 5}, 1))}, {Attribute::Float("alpha", 2.0f)});
+  b.Output(b.Op("Relu", {gemm}));
+  auto fused = FuseAndCompare(*b.Build(), Random({3, 8}, 3));
+  EXPECT_EQ(Count(*fused, "Relu"), 1);
+}
+
 TEST(FusionTest, ShiftOtherThanThreeIsNotAHardSwish) {
   GraphBuilder b(11);
   Value* x = b.Input("x", DataType::kFloat32, {1, 2, 2, 2});

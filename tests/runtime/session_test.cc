@@ -80,6 +80,31 @@ TEST(SessionTest, UnsupportedOpIsReportedAtCompileTimeWithNodeAndOpset) {
   EXPECT_NE(plan.status().message().find("mystery"), std::string::npos) << plan.status().message();
 }
 
+TEST(SessionTest, LinearLayerWithActivationRunsAsOneOnednnMatmul) {
+  ir::GraphBuilder b(13);
+  ir::Value* x = b.Input("x", DataType::kFloat32, {4, 16});
+  ir::Value* gemm =
+      b.Op("Gemm", {x, b.Initializer("w", Ramp({8, 16})), b.Initializer("c", Ramp({8}))},
+           {ir::Attribute::Int("transB", 1)});
+  b.Output(b.Op("HardSwish", {gemm}));
+  std::unique_ptr<ir::Graph> graph = b.Build();
+  auto session = Session::Create(*graph, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  NamedTensors inputs = {{"x", Ramp({4, 16})}};
+  auto outputs = (*session)->Run(inputs);
+  ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+  auto expected = RunReference(*graph, inputs);
+  ASSERT_TRUE(expected.ok());
+  for (int64_t i = 0; i < 32; ++i) {
+    EXPECT_NEAR((*outputs)[0].second.data<float>()[i], (*expected)[0].second.data<float>()[i],
+                1e-4);
+  }
+  auto plan = (*session)->Prepare({{"x", {4, 16}}});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ((*plan)->steps.size(), 1u) << (*plan)->ToString();
+  EXPECT_NE((*plan)->steps[0].kernel->Describe().find("onednn:matmul"), std::string::npos);
+}
+
 TEST(SessionTest, ReferenceOnlySessionMatchesTheFastOne) {
   auto graph = ir::LoadModel(std::string(QTUNE_MODELS_DIR) + "/ppocr/ppocr_cls.onnx");
   ASSERT_TRUE(graph.ok());

@@ -28,36 +28,6 @@ std::optional<float> ScalarConstant(const ir::Value* value) {
   return t.data<float>()[0];
 }
 
-// The activation `node` computes, if it can be fused.
-std::optional<Activation> ActivationOf(const ir::Node& node, int64_t opset) {
-  if (!IsFusibleActivation(node)) return std::nullopt;
-  Activation a{node.op_type(), {}};
-  if (node.op_type() == "LeakyRelu") a.params = {node.GetFloat("alpha", 0.01f)};
-  if (node.op_type() == "HardSigmoid") {
-    a.params = {node.GetFloat("alpha", 0.2f), node.GetFloat("beta", 0.5f)};
-  }
-  if (node.op_type() == "Clip") {
-    float lo = -INFINITY, hi = INFINITY;
-    if (opset < 11) {
-      lo = node.GetFloat("min", lo);
-      hi = node.GetFloat("max", hi);
-    } else {
-      if (node.input(1) != nullptr) {
-        auto v = ScalarConstant(node.input(1));
-        if (!v) return std::nullopt;
-        lo = *v;
-      }
-      if (node.input(2) != nullptr) {
-        auto v = ScalarConstant(node.input(2));
-        if (!v) return std::nullopt;
-        hi = *v;
-      }
-    }
-    a.params = {lo, hi};
-  }
-  return a;
-}
-
 bool IsFloatConv(const ir::Node& node, const SizesByName& sizes) {
   if (!IsDefaultOp(node, "Conv") || node.output(0) == nullptr) return false;
   auto it = sizes.find(node.output(0)->name());
@@ -204,6 +174,7 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   ASSIGN_OR_RETURN(report.layer_norm, FuseDecomposedLayerNorm(graph, sizes));
   ASSIGN_OR_RETURN(report.gelu, FuseDecomposedGelu(graph));
   ASSIGN_OR_RETURN(report.matmul_bias, FuseMatMulBias(graph, sizes));
+  ASSIGN_OR_RETURN(report.matmul_activation, FuseMatMulActivation(graph));
   ASSIGN_OR_RETURN(report.conv_add, FuseConvAdd(graph, sizes));
   ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph, sizes));
   RETURN_IF_ERROR(graph.SortTopologically());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/fusion/pattern_util.h"
+
 namespace qtune::runtime {
 
 bool IsQtuneOp(const ir::Node& node, const char* op_type) {
@@ -14,6 +16,35 @@ bool IsFusibleActivation(const ir::Node& node) {
   const std::string& op = node.op_type();
   return op == "Relu" || op == "LeakyRelu" || op == "Clip" || op == "Sigmoid" ||
          op == "HardSigmoid" || op == "HardSwish" || op == "Tanh";
+}
+
+std::optional<Activation> ActivationOf(const ir::Node& node, int64_t opset) {
+  if (!IsFusibleActivation(node)) return std::nullopt;
+  Activation a{node.op_type(), {}};
+  if (node.op_type() == "LeakyRelu") a.params = {node.GetFloat("alpha", 0.01f)};
+  if (node.op_type() == "HardSigmoid") {
+    a.params = {node.GetFloat("alpha", 0.2f), node.GetFloat("beta", 0.5f)};
+  }
+  if (node.op_type() == "Clip") {
+    float lo = -INFINITY, hi = INFINITY;
+    if (opset < 11) {
+      lo = node.GetFloat("min", lo);
+      hi = node.GetFloat("max", hi);
+    } else {
+      if (node.input(1) != nullptr) {
+        auto v = pattern::Scalar(node.input(1));
+        if (!v) return std::nullopt;
+        lo = *v;
+      }
+      if (node.input(2) != nullptr) {
+        auto v = pattern::Scalar(node.input(2));
+        if (!v) return std::nullopt;
+        hi = *v;
+      }
+    }
+    a.params = {lo, hi};
+  }
+  return a;
 }
 
 Activation ReadActivation(const ir::Node& node) {

@@ -10,9 +10,11 @@
 //   Y = activation(Conv(X, W, B) + Sum) * scale + shift
 //
 // qtune::MatMulBias  inputs: A [..., M, K], W [K, N] (constant), bias [N] (constant)
-//   Y = MatMul(A, W) + bias   (reference kernel: matmul_bias_reference.cc)
+//   Y = activation(MatMul(A, W) + bias)   (reference kernel: matmul_bias_reference.cc)
+//   optional attributes activation / activation_params as for FusedConv
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,9 @@ struct Activation {
 // Sigmoid, HardSigmoid, HardSwish, Tanh). Clip also needs constant min/max (the fusion
 // selector checks that).
 bool IsFusibleActivation(const ir::Node& node);
+// The activation an ONNX node computes, if a fused producer can absorb it (Clip only with
+// constant bounds).
+std::optional<Activation> ActivationOf(const ir::Node& node, int64_t opset);
 Activation ReadActivation(const ir::Node& fused_node);
 // Applies `activation` in place to n floats.
 void ApplyActivation(const Activation& activation, float* data, int64_t n);

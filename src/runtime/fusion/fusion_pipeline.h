@@ -23,20 +23,24 @@ using SizesByName = std::unordered_map<std::string, TypeAndSizes>;
 
 struct FusionReport {
   int activations = 0;
+  int matmul_activation = 0;
   int conv_add = 0;
   int conv_activation = 0;
   int layer_norm = 0;
   int gelu = 0;
   int matmul_bias = 0;
   int total() const {
-    return activations + conv_add + conv_activation + layer_norm + gelu + matmul_bias;
+    return activations + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
+           matmul_activation;
   }
 };
 
 StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes);
 
 // Individual fusions (exposed for tests). Each returns how many matches it rewrote.
-StatusOr<int> FuseDecomposedActivations(ir::Graph& graph);  // x*Clip(x+3,0,6)/6 -> HardSwish
+StatusOr<int> FuseDecomposedActivations(ir::Graph& graph);
+StatusOr<int> FuseMatMulActivation(
+    ir::Graph& graph);  // MatMulBias/linear Gemm -> activation  // x*Clip(x+3,0,6)/6 -> HardSwish
 StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes);         // Conv->Add[->act]
 StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  // Conv->act
 // Transformer encoders (transformer_fusion.cc, matmul_bias_fusion.cc).

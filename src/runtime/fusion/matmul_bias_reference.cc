@@ -26,6 +26,7 @@ StatusOr<std::vector<Tensor>> MatMulBiasReference(const KernelArgs& args) {
   float* dst = y.data<float>();
   const float* b = bias.data<float>();
   for (int64_t i = 0; i < y.num_elements(); ++i) dst[i] += b[i % n];
+  ApplyActivation(ReadActivation(args.node), dst, y.num_elements());
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_post_ops.h"
 #include "runtime/kernels/onednn_weighted_kernel.h"
 
 namespace qtune::runtime {
@@ -111,6 +112,12 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
                         : dnnl::matmul::desc(src_md, w_any, dst_md);
     dnnl::primitive_attr attr;
     if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
+    if (with_bias) {
+      dnnl::post_ops post_ops;
+      ASSIGN_OR_RETURN(bool appended, AppendActivation(node, post_ops));
+      if (!appended) return NotApplicable();
+      attr.set_post_ops(post_ops);
+    }
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
     if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
     ASSIGN_OR_RETURN(memory weights,
