@@ -8,39 +8,16 @@
 #include <optional>
 
 #include "runtime/fusion/fusion_pipeline.h"
+#include "runtime/fusion/pattern_util.h"
 
 namespace qtune::runtime {
 namespace {
 
-bool IsDefaultOp(const ir::Node* node, const char* op) {
-  return node != nullptr && node->op_type() == op &&
-         (node->domain().empty() || node->domain() == "ai.onnx");
-}
-
-ir::Node* SoleConsumer(const ir::Value* value) {
-  if (value == nullptr || value->is_graph_output() || value->uses().size() != 1) return nullptr;
-  const ir::Use& use = value->uses()[0];
-  return use.input_index == ir::Use::kImplicitInput ? nullptr : use.node;
-}
-
-std::optional<float> Scalar(const ir::Value* value) {
-  if (value == nullptr || !value->is_initializer()) return std::nullopt;
-  const Tensor& t = value->initializer();
-  if (t.num_elements() != 1 || t.dtype() != DataType::kFloat32) return std::nullopt;
-  return t.data<float>()[0];
-}
-
-bool Near(std::optional<float> v, float expected) {
-  return v && std::fabs(*v - expected) <= 1e-6f * std::max(1.0f, std::fabs(expected));
-}
-
-// For a binary node with one scalar-constant operand: the other operand and the constant.
-std::optional<std::pair<ir::Value*, float>> SplitConstant(const ir::Node* node) {
-  if (node->num_inputs() != 2) return std::nullopt;
-  if (auto c = Scalar(node->input(1))) return std::make_pair(node->input(0), *c);
-  if (auto c = Scalar(node->input(0))) return std::make_pair(node->input(1), *c);
-  return std::nullopt;
-}
+using pattern::IsDefaultOp;
+using pattern::Near;
+using pattern::Scalar;
+using pattern::SoleConsumer;
+using pattern::SplitScalar;
 
 bool IsClip0To6(const ir::Node* clip, int64_t opset) {
   if (!IsDefaultOp(clip, "Clip")) return false;
@@ -52,7 +29,7 @@ bool IsClip0To6(const ir::Node* clip, int64_t opset) {
 bool IsDivideBySix(const ir::Node* node) {
   if (IsDefaultOp(node, "Div")) return Near(Scalar(node->input(1)), 6.0f);
   if (IsDefaultOp(node, "Mul")) {
-    auto split = SplitConstant(node);
+    auto split = SplitScalar(node);
     return split && Near(split->second, 1.0f / 6.0f);
   }
   return false;
@@ -71,7 +48,7 @@ struct ActivationMatch {
 
 std::optional<ActivationMatch> Select(const ir::Graph& graph, ir::Node* add) {
   if (!IsDefaultOp(add, "Add")) return std::nullopt;
-  auto split = SplitConstant(add);
+  auto split = SplitScalar(add);
   if (!split || !Near(split->second, 3.0f)) return std::nullopt;
   ir::Value* x = split->first;
   ir::Node* clip = SoleConsumer(add->output(0));
@@ -93,23 +70,15 @@ std::optional<ActivationMatch> Select(const ir::Graph& graph, ir::Node* add) {
 }
 
 Status Apply(ir::Graph& graph, const ActivationMatch& m) {
-  ir::Value* result = m.nodes.back()->output(0);
-  std::string name = result->name();
   ir::NodeSpec spec;
   spec.op_type = m.hard_swish ? "HardSwish" : "HardSigmoid";
   spec.name = graph.UniqueNodeName(m.nodes.front()->name() + "_" + spec.op_type);
   spec.inputs = {m.x};
-  spec.output_names = {graph.UniqueValueName(name + "_fused")};
   if (!m.hard_swish) {
     spec.attributes = {ir::Attribute::Float("alpha", 1.0f / 6.0f),
                        ir::Attribute::Float("beta", 0.5f)};
   }
-  ASSIGN_OR_RETURN(ir::Node * fused, graph.AddNode(std::move(spec)));
-  graph.ReplaceAllUsesWith(result, fused->output(0));
-  for (auto it = m.nodes.rbegin(); it != m.nodes.rend(); ++it) {
-    RETURN_IF_ERROR(graph.RemoveNode(*it));
-  }
-  return graph.RenameValue(fused->output(0), name);
+  return pattern::ReplaceChain(graph, std::move(spec), m.nodes.back()->output(0), m.nodes).status();
 }
 
 }  // namespace

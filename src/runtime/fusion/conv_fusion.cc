@@ -1,35 +1,19 @@
 // Conv fusions into qtune::FusedConv (see fused_ops.h):
 //   Conv -> Add(other) [-> activation]   (residual sum post-op)
 //   Conv -> activation
-#include <cmath>
 #include <optional>
 
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/fusion_pipeline.h"
+#include "runtime/fusion/pattern_util.h"
 
 namespace qtune::runtime {
 namespace {
 
-bool IsDefaultOp(const ir::Node& node, const char* op) {
-  return node.op_type() == op && (node.domain().empty() || node.domain() == "ai.onnx");
-}
-
-// The single consumer of `value`, if it has exactly one and is not a graph output.
-ir::Node* SoleConsumer(const ir::Value* value) {
-  if (value == nullptr || value->is_graph_output() || value->uses().size() != 1) return nullptr;
-  const ir::Use& use = value->uses()[0];
-  return use.input_index == ir::Use::kImplicitInput ? nullptr : use.node;
-}
-
-std::optional<float> ScalarConstant(const ir::Value* value) {
-  if (value == nullptr || !value->is_initializer()) return std::nullopt;
-  const Tensor& t = value->initializer();
-  if (t.num_elements() != 1 || t.dtype() != DataType::kFloat32) return std::nullopt;
-  return t.data<float>()[0];
-}
+using pattern::SoleConsumer;
 
 bool IsFloatConv(const ir::Node& node, const SizesByName& sizes) {
-  if (!IsDefaultOp(node, "Conv") || node.output(0) == nullptr) return false;
+  if (!pattern::IsDefaultOp(&node, "Conv") || node.output(0) == nullptr) return false;
   auto it = sizes.find(node.output(0)->name());
   return it != sizes.end() && it->second.dtype == DataType::kFloat32;
 }
@@ -49,11 +33,11 @@ void AbsorbPostLinear(ConvMatch& m) {
   if (m.activation == nullptr) return;
   ir::Node* next = SoleConsumer(m.activation->output(0));
   for (const char* op : {"Mul", "Add"}) {
-    if (next == nullptr || !IsDefaultOp(*next, op) || next->num_inputs() != 2) continue;
+    if (next == nullptr || !pattern::IsDefaultOp(next, op) || next->num_inputs() != 2) continue;
     const ir::Value* tail =
         m.post_nodes.empty() ? m.activation->output(0) : m.post_nodes.back()->output(0);
     ir::Value* other = next->input(0) == tail ? next->input(1) : next->input(0);
-    auto c = ScalarConstant(other);
+    auto c = pattern::Scalar(other);
     if (!c) continue;
     if (std::string(op) == "Mul") {
       m.act.post_scale = *c;
@@ -103,7 +87,8 @@ std::optional<ConvMatch> SelectConvAdd(const ir::Graph& graph, ir::Node* conv,
                                        const SizesByName& sizes) {
   if (!IsFloatConv(*conv, sizes)) return std::nullopt;
   ir::Node* add = SoleConsumer(conv->output(0));
-  if (add == nullptr || !IsDefaultOp(*add, "Add") || add->num_inputs() != 2) return std::nullopt;
+  if (add == nullptr || !pattern::IsDefaultOp(add, "Add") || add->num_inputs() != 2)
+    return std::nullopt;
   ir::Value* other = add->input(0) == conv->output(0) ? add->input(1) : add->input(0);
   if (other == nullptr || other == conv->output(0) || other->is_initializer()) return std::nullopt;
   // The residual must have exactly the conv's output sizes (no broadcasting).
