@@ -78,6 +78,11 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnLayerNormKernel(const KernelRe
 StatusOr<std::optional<KernelChoice>> CreateOnednnGeluKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnBatchMatMulKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRequest& request);
+// Integer kernels: qtune::QConv (onednn_qconv.cc), qtune::QMatMul (onednn_qmatmul.cc),
+// qtune::QAdd and per-tensor QuantizeLinear / DequantizeLinear (quant_elementwise.cc).
+StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

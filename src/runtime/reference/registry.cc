@@ -16,6 +16,7 @@ const ReferenceRegistry& ReferenceRegistry::Get() {
     RegisterShapeKernels(*r);
     RegisterReductionKernels(*r);
     RegisterNnKernels(*r);
+    RegisterQuantKernels(*r);
     RegisterFusedKernels(*r);  // qtune-domain fused ops (runtime/fusion)
     return r;
   }();

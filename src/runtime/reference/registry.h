@@ -52,6 +52,9 @@ void RegisterShapeKernels(ReferenceRegistry& registry);        // Reshape, Conca
 void RegisterReductionKernels(ReferenceRegistry& registry);    // Reduce*, ArgMax...
 void RegisterNnKernels(ReferenceRegistry& registry);     // Conv, pools, Gemm, MatMul, norms...
 void RegisterFusedKernels(ReferenceRegistry& registry);  // qtune::FusedConv (runtime/fusion)
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (quant_linear.cc); ConvInteger,
+// MatMulInteger, QLinearConv, QLinearMatMul (quant_integer.cc).
+void RegisterQuantKernels(ReferenceRegistry& registry);
 
 // Runs one node with its reference kernel. Unimplemented (naming op type, node name and
 // opset) if there is none; domains other than ONNX's and qtune's are never supported here.

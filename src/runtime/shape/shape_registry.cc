@@ -10,6 +10,8 @@ const ShapeRegistry& ShapeRegistry::Get() {
     RegisterElementwiseShapes(*r);
     RegisterNnShapes(*r);
     RegisterTensorShapes(*r);
+    RegisterQuantShapes(*r);
+    RegisterQuantFusedShapes(*r);
     return r;
   }();
   return *registry;

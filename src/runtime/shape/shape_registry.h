@@ -50,6 +50,10 @@ class ShapeRegistry {
 void RegisterElementwiseShapes(ShapeRegistry& registry);
 void RegisterNnShapes(ShapeRegistry& registry);
 void RegisterTensorShapes(ShapeRegistry& registry);
+// ONNX quantization ops (shape_fns_quant.cc) and qtune's QConv/QMatMul/QAdd
+// (shape_fns_quant_fused.cc).
+void RegisterQuantShapes(ShapeRegistry& registry);
+void RegisterQuantFusedShapes(ShapeRegistry& registry);
 
 // Helpers for shape functions.
 // Multidirectional (numpy) broadcasting; InvalidArgument naming the node on mismatch.

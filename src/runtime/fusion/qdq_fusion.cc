@@ -1,0 +1,2 @@
+// QDQ fusion (being written).
+#include "runtime/fusion/fusion_pipeline.h"

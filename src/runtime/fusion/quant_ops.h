@@ -1,0 +1,59 @@
+// qtune's integer fused operators (domain "qtune"). The QDQ fusion (qdq_fusion.cc) rewrites
+// DequantizeLinear -> op -> QuantizeLinear patterns into them so that one int8 oneDNN
+// primitive runs the whole pattern. Each has a reference kernel (the integer reference:
+// exact int32/int64 accumulation, then float scaling) registered as "qtune::<op>", and a
+// shape function under its bare op type.
+//
+// A quantized tensor is q (uint8 or int8) with a float32 scale s and a zero point z of q's
+// type; its real value is s * (q - z). Quantizing a real value v gives
+// saturate(round_half_to_even(v / s) + z) (ONNX QuantizeLinear).
+//
+// qtune::QConv
+//   inputs  0 X (u8|s8)        1 x_scale (f32 scalar)      2 x_zero_point (scalar, X's type)
+//           3 W (s8|u8, OIHW, constant)  4 w_scale (f32 scalar or [O])
+//           5 w_zero_point (scalar or [O], W's type)       6 B (f32 [O], optional)
+//           7 y_scale (f32 scalar, optional)   8 y_zero_point (u8|s8 scalar, optional)
+//           9 Sum (optional)   10 sum_scale   11 sum_zero_point (both present iff Sum is
+//             quantized u8|s8; Sum is f32 when they are omitted)
+//   attributes: Conv's (auto_pad, dilations, group, kernel_shape, pads, strides) and
+//     FusedConv's activation / activation_params / post_linear (fused_ops.h)
+//   Y_real = post_linear(activation(Conv(dq(X), dq(W)) + B + dq(Sum)))
+//   Y = y_scale given ? quantize(Y_real, y_scale, y_zero_point) : Y_real (float32).
+//   The output type is y_zero_point's type; y_zero_point is required with y_scale.
+//
+// qtune::QMatMul
+//   inputs  0 A (u8|s8, [..., M, K])  1 a_scale  2 a_zero_point
+//           3 W (s8|u8, [K, N], constant)  4 w_scale (scalar or [N])  5 w_zero_point
+//           6 B (f32 [N], optional)  7 y_scale (optional)  8 y_zero_point (optional)
+//   attributes: activation / activation_params (as FusedConv)
+//   Y_real = activation(MatMul(dq(A), dq(W)) + B); Y as for QConv.
+//
+// qtune::QAdd
+//   inputs  0 A  1 a_scale  2 a_zero_point  3 B  4 b_scale  5 b_zero_point
+//           6 y_scale  7 y_zero_point      (A, B: u8|s8 of equal sizes; scalars per tensor)
+//   attributes: activation ("" or "Relu")
+//   Y = quantize(activation(dq(A) + dq(B)), y_scale, y_zero_point)
+#pragma once
+
+#include <cstddef>
+
+namespace qtune::runtime {
+
+inline constexpr char kQConv[] = "QConv";
+inline constexpr char kQMatMul[] = "QMatMul";
+inline constexpr char kQAdd[] = "QAdd";
+
+// Input positions shared by QConv and QMatMul.
+namespace qlinear {
+inline constexpr size_t kX = 0, kXScale = 1, kXZeroPoint = 2, kW = 3, kWScale = 4,
+                        kWZeroPoint = 5, kBias = 6, kYScale = 7, kYZeroPoint = 8, kSum = 9,
+                        kSumScale = 10, kSumZeroPoint = 11;
+}  // namespace qlinear
+
+class ReferenceRegistry;
+// Integer references of QConv and QMatMul (quant_fused_reference.cc) and QAdd
+// (quant_add_reference.cc).
+void RegisterQuantFusedReference(ReferenceRegistry& registry);
+void RegisterQuantAddReference(ReferenceRegistry& registry);
+
+}  // namespace qtune::runtime

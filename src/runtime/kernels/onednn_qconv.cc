@@ -1,0 +1,10 @@
+// (being written)
+#include "runtime/kernels/kernel.h"
+
+namespace qtune::runtime {
+
+StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelRequest& request) {
+  return NotApplicable();
+}
+
+}  // namespace qtune::runtime
