@@ -9,6 +9,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   libssl-dev libarchive-dev
+  libjpeg62-turbo-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
 )
