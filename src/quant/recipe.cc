@@ -1,0 +1,332 @@
+// Recipe loading: turns the merged YAML (recipe_yaml.h) into a typed Recipe, checking
+// every key, type and value; and applies a recipe's rules to one quantizer.
+#include "quant/recipe.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "quant/recipe_presets.h"
+#include "quant/recipe_yaml.h"
+
+namespace qtune::quant {
+
+using recipe_yaml::ErrorAt;
+using recipe_yaml::Located;
+using recipe_yaml::MergedMap;
+
+std::optional<QuantFormat> ParseQuantFormat(const std::string& text) {
+  if (text == "int8") return QuantFormat::kInt8;
+  if (text == "fp8_e4m3" || text == "fp8" || text == "e4m3") return QuantFormat::kFp8E4M3;
+  return std::nullopt;
+}
+
+std::optional<CalibratorKind> ParseCalibratorKind(const std::string& text) {
+  for (CalibratorKind k : {CalibratorKind::kMax, CalibratorKind::kPercentile,
+                           CalibratorKind::kEntropy, CalibratorKind::kMse}) {
+    if (text == CalibratorName(k)) return k;
+  }
+  return std::nullopt;
+}
+
+std::optional<Target> ParseTarget(const std::string& text) {
+  if (text == "cpu") return Target::kCpu;
+  if (text == "trt") return Target::kTrt;
+  return std::nullopt;
+}
+
+std::vector<std::string> PresetNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : EmbeddedRecipePresets()) names.emplace_back(name);
+  return names;
+}
+
+std::optional<std::string> PresetText(const std::string& name) {
+  for (const auto& [preset, text] : EmbeddedRecipePresets()) {
+    if (preset == name) return std::string(text);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+StatusOr<std::string> GetString(const Located& at) {
+  if (!at.node.IsScalar()) return ErrorAt(at, "must be a string");
+  return at.node.Scalar();
+}
+
+StatusOr<bool> GetBool(const Located& at) {
+  bool value = false;
+  if (!at.node.IsScalar() || !YAML::convert<bool>::decode(at.node, value)) {
+    return ErrorAt(at, "must be true or false");
+  }
+  return value;
+}
+
+StatusOr<double> GetNumber(const Located& at) {
+  double value = 0;
+  if (!at.node.IsScalar() || !YAML::convert<double>::decode(at.node, value) ||
+      !std::isfinite(value)) {
+    return ErrorAt(at, "must be a finite number");
+  }
+  return value;
+}
+
+StatusOr<int> GetInt(const Located& at) {
+  int value = 0;
+  if (!at.node.IsScalar() || !YAML::convert<int>::decode(at.node, value)) {
+    return ErrorAt(at, "must be an integer");
+  }
+  return value;
+}
+
+template <typename T>
+StatusOr<T> GetEnum(const Located& at, std::optional<T> (*parse)(const std::string&),
+                    const std::string& allowed) {
+  if (!at.node.IsScalar()) return ErrorAt(at, "must be one of " + allowed);
+  std::optional<T> value = parse(at.node.Scalar());
+  if (!value) {
+    return ErrorAt(at, "'" + at.node.Scalar() + "' is not valid; use one of " + allowed);
+  }
+  return *value;
+}
+
+Status UnknownKey(const Located& at, const std::string& key, const std::string& allowed) {
+  return ErrorAt(at, "unknown key '" + key + "'; allowed here: " + allowed);
+}
+
+const char kCalibrators[] = "max, percentile, entropy, mse";
+
+Status CheckPercentile(const Located& at, double p) {
+  if (!(p > 0.0 && p <= 100.0)) return ErrorAt(at, "percentile must be in (0, 100]");
+  return Status::Ok();
+}
+
+Status CheckBins(const Located& at, int bins) {
+  if (bins < 16 || bins > (1 << 20)) return ErrorAt(at, "bins must be in [16, 1048576]");
+  return Status::Ok();
+}
+
+// `calibrator: max` or `calibrator: {method: percentile, percentile: 99.9, bins: 2048}`.
+StatusOr<CalibratorConfig> ParseCalibrator(recipe_yaml::Loader& loader, const Located& at) {
+  CalibratorConfig config;
+  if (at.node.IsScalar()) {
+    ASSIGN_OR_RETURN(config.kind, GetEnum<CalibratorKind>(at, ParseCalibratorKind, kCalibrators));
+    return config;
+  }
+  ASSIGN_OR_RETURN(MergedMap map, loader.MergeMap(at, {}));
+  bool has_method = false;
+  for (const auto& [key, value] : map) {
+    if (key == "method") {
+      ASSIGN_OR_RETURN(config.kind,
+                       GetEnum<CalibratorKind>(value, ParseCalibratorKind, kCalibrators));
+      has_method = true;
+    } else if (key == "percentile") {
+      ASSIGN_OR_RETURN(config.percentile, GetNumber(value));
+      RETURN_IF_ERROR(CheckPercentile(value, config.percentile));
+    } else if (key == "bins") {
+      ASSIGN_OR_RETURN(config.bins, GetInt(value));
+      RETURN_IF_ERROR(CheckBins(value, config.bins));
+    } else {
+      return UnknownKey(value, key, "method, percentile, bins");
+    }
+  }
+  if (!has_method) return ErrorAt(at, "needs 'method' (" + std::string(kCalibrators) + ")");
+  return config;
+}
+
+StatusOr<AxisSetting> ParseAxis(const Located& at) {
+  AxisSetting axis;
+  if (at.node.IsNull()) {
+    axis.kind = AxisSetting::Kind::kPerTensor;
+    return axis;
+  }
+  if (at.node.IsScalar() && at.node.Scalar() == "channel") return axis;
+  int value = 0;
+  if (at.node.IsScalar() && YAML::convert<int>::decode(at.node, value) && value >= -8 &&
+      value < 8) {
+    axis.kind = AxisSetting::Kind::kExplicit;
+    axis.axis = value;
+    return axis;
+  }
+  return ErrorAt(at, "must be 'channel', null (per tensor) or an axis number in [-8, 8)");
+}
+
+const char kRuleKeys[] =
+    "name, op, enable, format, bits, axis, symmetric, calibrator, percentile, bins";
+
+StatusOr<QuantizerRule> ParseRule(recipe_yaml::Loader& loader, const Located& at) {
+  ASSIGN_OR_RETURN(MergedMap map, loader.MergeMap(at, {}));
+  QuantizerRule rule;
+  rule.origin = recipe_yaml::OriginOf(at);
+  bool sets_anything = false;
+  for (const auto& [key, value] : map) {
+    if (key == "name") {
+      ASSIGN_OR_RETURN(rule.name_glob, GetString(value));
+      continue;
+    }
+    if (key == "op") {
+      ASSIGN_OR_RETURN(rule.op_glob, GetString(value));
+      continue;
+    }
+    sets_anything = true;
+    if (key == "enable") {
+      ASSIGN_OR_RETURN(rule.enable, GetBool(value));
+    } else if (key == "format") {
+      ASSIGN_OR_RETURN(rule.format,
+                       GetEnum<QuantFormat>(value, ParseQuantFormat, "int8, fp8_e4m3"));
+    } else if (key == "bits") {
+      ASSIGN_OR_RETURN(rule.bits, GetInt(value));
+      if (*rule.bits != 8) return ErrorAt(value, "only 8-bit quantizers are supported");
+    } else if (key == "axis") {
+      ASSIGN_OR_RETURN(rule.axis, ParseAxis(value));
+    } else if (key == "symmetric") {
+      ASSIGN_OR_RETURN(rule.symmetric, GetBool(value));
+    } else if (key == "calibrator") {
+      ASSIGN_OR_RETURN(rule.calibrator,
+                       GetEnum<CalibratorKind>(value, ParseCalibratorKind, kCalibrators));
+    } else if (key == "percentile") {
+      ASSIGN_OR_RETURN(rule.percentile, GetNumber(value));
+      RETURN_IF_ERROR(CheckPercentile(value, *rule.percentile));
+    } else if (key == "bins") {
+      ASSIGN_OR_RETURN(rule.bins, GetInt(value));
+      RETURN_IF_ERROR(CheckBins(value, *rule.bins));
+    } else {
+      return UnknownKey(value, key, kRuleKeys);
+    }
+  }
+  if (!sets_anything) {
+    return ErrorAt(at, "the entry sets nothing; give 'enable' or a quantizer field (" +
+                           std::string(kRuleKeys) + ")");
+  }
+  if (rule.format == QuantFormat::kFp8E4M3 && rule.symmetric == false) {
+    return ErrorAt(at, "fp8_e4m3 has no zero point; remove 'symmetric: false'");
+  }
+  return rule;
+}
+
+const char kTopKeys[] =
+    "imports, $import, description, target, calibrator, residual_add_quantizers, quantizers";
+
+StatusOr<Recipe> BuildRecipe(recipe_yaml::Loader& loader, const Located& root,
+                             const std::string& name) {
+  if (!root.node.IsMap()) {
+    return ErrorAt(root,
+                   "a recipe must be a YAML mapping with keys such as " + std::string(kTopKeys));
+  }
+  ASSIGN_OR_RETURN(MergedMap map, loader.MergeMap(root, {"imports"}));
+  Recipe recipe;
+  recipe.name = name;
+  for (const auto& [key, value] : map) {
+    if (key == "description") {
+      RETURN_IF_ERROR(GetString(value).status());
+    } else if (key == "target") {
+      ASSIGN_OR_RETURN(recipe.target, GetEnum<Target>(value, ParseTarget, "cpu, trt"));
+    } else if (key == "calibrator") {
+      ASSIGN_OR_RETURN(recipe.calibrator, ParseCalibrator(loader, value));
+    } else if (key == "residual_add_quantizers") {
+      ASSIGN_OR_RETURN(recipe.residual_add_quantizers, GetBool(value));
+    } else if (key == "quantizers") {
+      ASSIGN_OR_RETURN(std::vector<Located> items, loader.SpliceList(value));
+      for (const Located& item : items) {
+        ASSIGN_OR_RETURN(QuantizerRule rule, ParseRule(loader, item));
+        recipe.quantizers.push_back(std::move(rule));
+      }
+    } else {
+      return UnknownKey(value, key, kTopKeys);
+    }
+  }
+  return recipe;
+}
+
+}  // namespace
+
+StatusOr<Recipe> LoadRecipe(const std::string& preset_or_path) {
+  try {
+    recipe_yaml::Loader loader;
+    ASSIGN_OR_RETURN(Located root, loader.LoadRoot(preset_or_path));
+    return BuildRecipe(loader, root, preset_or_path);
+  } catch (const YAML::Exception& e) {  // yaml-cpp never should; keep it off our callers
+    return InvalidArgumentError("recipe '" + preset_or_path + "': " + e.what());
+  }
+}
+
+StatusOr<Recipe> ParseRecipe(const std::string& yaml_text, const std::string& source_name) {
+  try {
+    recipe_yaml::Loader loader;
+    ASSIGN_OR_RETURN(Located root, loader.ParseRoot(yaml_text, source_name));
+    return BuildRecipe(loader, root, source_name);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError("recipe '" + source_name + "': " + e.what());
+  }
+}
+
+StatusOr<EffectiveSettings> ResolveCliOverrides(const Recipe& recipe,
+                                                const CliOverrides& overrides) {
+  EffectiveSettings settings;
+  if (recipe.target && overrides.target && *recipe.target != *overrides.target) {
+    return InvalidArgumentError(std::string("--target ") + TargetName(*overrides.target) +
+                                " contradicts recipe '" + recipe.name +
+                                "' (target: " + TargetName(*recipe.target) +
+                                "); the recipe is authoritative: drop --target or edit the "
+                                "recipe");
+  }
+  settings.target = recipe.target ? *recipe.target : overrides.target.value_or(Target::kCpu);
+  if (recipe.calibrator && overrides.calibrator &&
+      recipe.calibrator->kind != *overrides.calibrator) {
+    return InvalidArgumentError(
+        std::string("--calibrator ") + CalibratorName(*overrides.calibrator) +
+        " contradicts recipe '" + recipe.name +
+        "' (calibrator: " + CalibratorName(recipe.calibrator->kind) +
+        "); the recipe is authoritative: drop --calibrator or edit the recipe");
+  }
+  if (recipe.calibrator) {
+    settings.calibrator = *recipe.calibrator;
+  } else if (overrides.calibrator) {
+    settings.calibrator.kind = *overrides.calibrator;
+  }
+  return settings;
+}
+
+std::optional<ResolvedQuantizer> ResolveQuantizer(const Recipe& recipe,
+                                                  const std::string& quantizer_name,
+                                                  const std::string& op_type,
+                                                  std::optional<int> default_axis) {
+  ResolvedQuantizer out;
+  out.config.axis = default_axis;
+  if (recipe.calibrator) out.config.calibrator = *recipe.calibrator;
+  for (const QuantizerRule& rule : recipe.quantizers) {
+    if (fnmatch(rule.name_glob.c_str(), quantizer_name.c_str(), 0) != 0) continue;
+    if (fnmatch(rule.op_glob.c_str(), op_type.c_str(), 0) != 0) continue;
+    out.origin = rule.origin;
+    if (rule.enable == false) {
+      out.config.enable = false;
+      continue;
+    }
+    out.config.enable = true;
+    if (rule.format) out.config.format = *rule.format;
+    if (rule.bits) out.config.bits = *rule.bits;
+    if (rule.symmetric) out.config.symmetric = *rule.symmetric;
+    if (rule.calibrator) out.config.calibrator.kind = *rule.calibrator;
+    if (rule.percentile) out.config.calibrator.percentile = *rule.percentile;
+    if (rule.bins) out.config.calibrator.bins = *rule.bins;
+    if (rule.axis) {
+      switch (rule.axis->kind) {
+        case AxisSetting::Kind::kChannel:
+          out.config.axis = default_axis;
+          break;
+        case AxisSetting::Kind::kPerTensor:
+          out.config.axis.reset();
+          break;
+        case AxisSetting::Kind::kExplicit:
+          out.config.axis = rule.axis->axis;
+          break;
+      }
+    }
+  }
+  if (!out.config.enable) return std::nullopt;
+  return out;
+}
+
+}  // namespace qtune::quant

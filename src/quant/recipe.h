@@ -1,0 +1,118 @@
+// Quantization recipes: which quantizers placement may create, and how each quantizes.
+// The YAML schema is documented in docs/formats/recipe.md. Summary:
+//
+//   imports: {alias: int8 | fp8 | int8_residual | fp8_residual | path/to/file.yaml}
+//   $import: alias                # dict merge: the imported recipe, then the inline keys
+//   target: cpu | trt             # optional; --target must agree
+//   calibrator: max | percentile | entropy | mse   (or {method, percentile, bins})
+//   residual_add_quantizers: false
+//   quantizers:                   # ordered; every matching entry applies, later ones win
+//     - $import: alias            # lone $import in the list: splices the alias's list
+//     - name: "*weight_quantizer" # glob on the quantizer name (default "*")
+//       op: "Conv*"               # glob on the op type of the node that owns it (default "*")
+//       format: int8 | fp8_e4m3
+//       bits: 8
+//       axis: channel | null | <int>
+//       symmetric: true
+//       calibrator: max | percentile | entropy | mse
+//       percentile: 99.99
+//       enable: false
+//
+// Loading never throws and never crashes on bad input: unknown keys, wrong types, bad
+// enum values, import cycles and missing files return InvalidArgument/NotFound errors of
+// the form "FILE:LINE:COL: key 'quantizers[2].format': <what is wrong>; <what to do>".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "quant/quant_types.h"
+
+namespace qtune::quant {
+
+// How a rule sets QuantizerConfig::axis.
+struct AxisSetting {
+  enum class Kind {
+    kChannel,    // the op's output-channel axis for weights (Conv 0, ConvTranspose 1,
+                 // Gemm/MatMul the output-feature axis); per-tensor for activations
+    kPerTensor,  // axis: null
+    kExplicit,   // axis: <int>
+  };
+  Kind kind = Kind::kChannel;
+  int axis = 0;  // kExplicit only
+};
+
+// One `quantizers:` entry. Unset fields leave the quantizer's config as it was.
+struct QuantizerRule {
+  std::string name_glob = "*";  // fnmatch(3) glob on "<node>/<kind>_quantizer"
+  std::string op_glob = "*";    // fnmatch(3) glob on the owning node's op type
+  // false: the quantizer is removed. true or unset with any field: it is (re)enabled.
+  std::optional<bool> enable;
+  std::optional<QuantFormat> format;
+  std::optional<int> bits;
+  std::optional<AxisSetting> axis;
+  std::optional<bool> symmetric;
+  std::optional<CalibratorKind> calibrator;
+  std::optional<double> percentile;
+  std::optional<int> bins;
+  std::string origin;  // "FILE:LINE" of the entry, for messages and the summary
+};
+
+struct Recipe {
+  std::string name;              // preset name or file path it was loaded from
+  std::optional<Target> target;  // set only when the recipe names one
+  // The default calibrator of every activation quantizer; set when the recipe names one.
+  std::optional<CalibratorConfig> calibrator;
+  bool residual_add_quantizers = false;
+  std::vector<QuantizerRule> quantizers;  // in application order
+};
+
+// Names of the built-in presets, embedded in the library (recipes/*.yaml).
+std::vector<std::string> PresetNames();
+// The YAML text of a built-in preset, or nullopt.
+std::optional<std::string> PresetText(const std::string& name);
+
+// A preset name ("int8", "fp8", "int8_residual", "fp8_residual") or a path to a YAML file.
+StatusOr<Recipe> LoadRecipe(const std::string& preset_or_path);
+// Parses YAML text; `source_name` names it in errors and is the base for relative imports
+// (its directory; "" = current directory).
+StatusOr<Recipe> ParseRecipe(const std::string& yaml_text, const std::string& source_name);
+
+// The command line's settings that a recipe may also fix. Unset = not given.
+struct CliOverrides {
+  std::optional<Target> target;
+  std::optional<CalibratorKind> calibrator;
+};
+
+// The settings quantization runs with once the recipe and the command line agree.
+struct EffectiveSettings {
+  Target target = Target::kCpu;
+  CalibratorConfig calibrator;
+};
+
+// --recipe is authoritative: a CLI value that contradicts the recipe's target or
+// calibrator is an InvalidArgument error naming both; a CLI value the recipe leaves open
+// is taken; otherwise the recipe's value (or the default: cpu, max calibration).
+StatusOr<EffectiveSettings> ResolveCliOverrides(const Recipe& recipe,
+                                                const CliOverrides& overrides);
+
+// The config one quantizer ends up with after every matching rule applied in order,
+// starting from `initial` (enabled). nullopt when a rule disabled it. `default_axis` is
+// the axis AxisSetting::kChannel stands for (nullopt for activations).
+struct ResolvedQuantizer {
+  QuantizerConfig config;
+  std::string origin;  // the last rule that changed it ("" = defaults)
+};
+std::optional<ResolvedQuantizer> ResolveQuantizer(const Recipe& recipe,
+                                                  const std::string& quantizer_name,
+                                                  const std::string& op_type,
+                                                  std::optional<int> default_axis);
+
+// Parsing helpers shared with the CLI.
+std::optional<QuantFormat> ParseQuantFormat(const std::string& text);
+std::optional<CalibratorKind> ParseCalibratorKind(const std::string& text);
+std::optional<Target> ParseTarget(const std::string& text);
+
+}  // namespace qtune::quant
