@@ -37,6 +37,9 @@ int64_t DeclaredBytes(const ir::Value* value) {
 
 bool IsFoldable(const ir::Node& node, int64_t max_bytes) {
   if (!IsDefaultDomain(node) || node.op_type() == "Constant") return false;
+  // A DequantizeLinear of a constant keeps the quantized weights visible to the engine's
+  // QDQ fusion (which then runs int8 kernels on them) and keeps QDQ models small.
+  if (node.op_type() == "DequantizeLinear") return false;
   if (IsNondeterministic(node.op_type()) || HasSubgraph(node)) return false;
   if (std::none_of(node.outputs().begin(), node.outputs().end(), IsLive)) return false;
   for (const ir::Value* in : node.inputs()) {

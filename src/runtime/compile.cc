@@ -107,7 +107,8 @@ class PlanBuilder {
     std::optional<KernelChoice> choice;
     if (options_.use_onednn) {
       for (KernelFactory factory :
-           {&CreateOnednnConvKernel, &CreateOnednnDeconvKernel, &CreateOnednnPoolKernel,
+           {&CreateOnednnQConvKernel, &CreateOnednnQMatMulKernel, &CreateQuantElementwiseKernel,
+            &CreateOnednnConvKernel, &CreateOnednnDeconvKernel, &CreateOnednnPoolKernel,
             &CreateOnednnMatMulKernel, &CreateOnednnElementwiseKernel, &CreateOnednnResizeKernel,
             &CreateOnednnConcatKernel, &CreateOnednnSoftmaxKernel, &CreateOnednnLayerNormKernel,
             &CreateOnednnGeluKernel, &CreateOnednnBatchMatMulKernel,

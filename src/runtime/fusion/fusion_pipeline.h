@@ -29,9 +29,11 @@ struct FusionReport {
   int layer_norm = 0;
   int gelu = 0;
   int matmul_bias = 0;
+  int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
+  int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
   int total() const {
     return activations + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
-           matmul_activation;
+           matmul_activation + qdq_passthrough + qdq_linear;
   }
 };
 
@@ -47,5 +49,9 @@ StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  /
 StatusOr<int> FuseDecomposedLayerNorm(ir::Graph& graph, const SizesByName& sizes);
 StatusOr<int> FuseDecomposedGelu(ir::Graph& graph);  // erf and tanh forms -> Gelu
 StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes);  // -> MatMulBias
+// QDQ models (qdq_fusion.cc, qdq_passthrough_fusion.cc; run after the float fusions so
+// that Conv + activation / residual Add are already one FusedConv).
+StatusOr<int> FuseQdqPassThrough(ir::Graph& graph, const SizesByName& sizes);
+StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes);
 
 }  // namespace qtune::runtime

@@ -1,0 +1,154 @@
+// QDQ models through qtune's int8 engine: naive QDQ versions of the real models (laid out
+// like ONNX Runtime's quantize_static and like ModelOpt/TensorRT, see util/qdq_model.h)
+// must fuse into int8 kernels and match (a) the unfused reference execution of the same
+// QDQ graph and (b) ONNX Runtime on the same QDQ model.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "core/npy.h"
+#include "ir/onnx_io.h"
+#include "passes/pipeline.h"
+#include "runtime/reference/registry.h"
+#include "runtime/session.h"
+#include "util/ort_peer.h"
+#include "util/qdq_model.h"
+
+namespace qtune::runtime {
+namespace {
+
+struct QdqCase {
+  std::string name;
+  std::string path;
+  std::string input;
+  std::vector<int64_t> sizes;
+  testing::QdqStyle style;
+};
+
+void PrintTo(const QdqCase& c, std::ostream* os) { *os << c.name; }
+
+testing::QdqStyle Style(bool u8, bool all_ops, bool int_weights = true, bool per_channel = true) {
+  testing::QdqStyle s;
+  s.unsigned_activations = u8;
+  s.quantize_all_ops = all_ops;
+  s.quantized_weights = int_weights;
+  s.per_channel = per_channel;
+  s.int32_bias = all_ops;
+  return s;
+}
+
+std::vector<QdqCase> Cases() {
+  std::string fmnist = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx";
+  std::string det = std::string(QTUNE_MODELS_DIR) + "/ppocr/ppocrv4_det.onnx";
+  std::string resnet = std::string(QTUNE_SHARED_MODELS_DIR) + "/resnet18/resnet18.onnx";
+  std::vector<int64_t> fm = {8, 1, 28, 28};
+  std::vector<QdqCase> cases = {
+      {"fmnist_ort_u8", fmnist, "input", fm, Style(true, true)},
+      {"fmnist_ort_s8", fmnist, "input", fm, Style(false, true)},
+      {"fmnist_trt_s8", fmnist, "input", fm, Style(false, false)},
+      {"fmnist_float_weights", fmnist, "input", fm, Style(true, true, false)},
+      {"ppocrv4_det_u8", det, "x", {1, 3, 64, 96}, Style(true, true, true, false)},
+  };
+  if (std::filesystem::exists(resnet)) {
+    cases.push_back({"resnet18_ort_u8", resnet, "input", {1, 3, 224, 224}, Style(true, true)});
+    cases.push_back({"resnet18_trt_s8", resnet, "input", {1, 3, 224, 224}, Style(false, false)});
+  }
+  return cases;
+}
+
+Tensor RandomInput(const std::vector<int64_t>& sizes, uint64_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
+  for (float& v : t.span<float>()) v = dist(rng);
+  return t;
+}
+
+std::unique_ptr<ir::Graph> Cleaned(const std::string& path) {
+  auto graph = ir::LoadModel(path);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  passes::PassOptions options;
+  options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs, int64_t opset) {
+    return EvaluateNode(node, inputs, opset);
+  };
+  auto report = passes::RunPipeline(**graph, options);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return std::move(*graph);
+}
+
+// The scale of the last QuantizeLinear before an output, or 0 when the output is float.
+float OutputStep(const ir::Graph& graph) {
+  float step = 0;
+  for (const ir::Value* out : graph.outputs()) {
+    const ir::Node* producer = out->producer();
+    if (producer != nullptr && producer->op_type() == "DequantizeLinear") {
+      step = std::max(step, producer->input(1)->initializer().data<float>()[0]);
+    }
+  }
+  return step;
+}
+
+class QdqModelTest : public ::testing::TestWithParam<QdqCase> {};
+
+TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
+  const QdqCase& c = GetParam();
+  if (!std::filesystem::exists(c.path)) GTEST_SKIP() << c.path << " is not there";
+  std::unique_ptr<ir::Graph> model = Cleaned(c.path);
+  NamedTensors calib = {{c.input, RandomInput(c.sizes, 1)}};
+  auto qdq = testing::BuildNaiveQdq(*model, calib, c.style);
+  ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
+  NamedTensors inputs = {{c.input, RandomInput(c.sizes, 2)}};
+
+  auto reference = RunReference(**qdq, inputs);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  auto session = Session::Create(**qdq, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto fast = (*session)->Run(inputs);
+  ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+
+  // Every Conv/Gemm/MatMul runs as an int8 kernel.
+  auto plan = (*session)->Prepare({{c.input, c.sizes}});
+  ASSERT_TRUE(plan.ok());
+  std::map<std::string, int> ops;
+  for (const PlanStep& step : (*plan)->steps) ++ops[step.op_type];
+  EXPECT_EQ(ops["Conv"] + ops["FusedConv"] + ops["Gemm"] + ops["MatMul"], 0)
+      << (*plan)->ToString();
+  EXPECT_GT(ops["QConv"], 0);
+
+  float step = OutputStep(**qdq);
+  for (size_t i = 0; i < reference->size(); ++i) {
+    const Tensor& want = (*reference)[i].second;
+    const Tensor& got = (*fast)[i].second;
+    double diff = testing::MaxAbsDiff(got, want);
+    double rel = testing::RelativeL2(got, want);
+    std::printf("%s output %s: max |diff| %.4g, relative L2 %.3g (output step %.4g)\n",
+                c.name.c_str(), (*reference)[i].first.c_str(), diff, rel, step);
+    if (step > 0) {
+      EXPECT_LE(diff, 1.01 * step) << "more than 1 LSB from the unfused reference";
+    } else {
+      EXPECT_LE(rel, 0.02) << "float output drifted from the unfused reference";
+    }
+  }
+
+  if (!testing::OrtAvailable()) GTEST_SKIP() << "ONNX Runtime is not installed";
+  std::string path = ::testing::TempDir() + "/" + c.name + "_qdq.onnx";
+  ASSERT_TRUE(ir::SaveModel(**qdq, path).ok());
+  std::vector<std::string> names;
+  for (const ir::Value* out : (*qdq)->outputs()) names.push_back(out->name());
+  auto ort = testing::RunOrt(path, inputs, names, 1);
+  ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+  for (size_t i = 0; i < ort->size(); ++i) {
+    double rel = testing::RelativeL2((*fast)[i].second, (*ort)[i].second);
+    std::printf("%s output %s vs ONNX Runtime: relative L2 %.3g\n", c.name.c_str(),
+                names[i].c_str(), rel);
+    EXPECT_LE(rel, 0.03);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, QdqModelTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace qtune::runtime
