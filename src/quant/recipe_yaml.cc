@@ -112,6 +112,12 @@ StatusOr<Located> Loader::ParseText(const std::string& text, const std::string& 
 }
 
 StatusOr<Located> Loader::LoadRoot(const std::string& preset_or_path) {
+  ASSIGN_OR_RETURN(Located root, LoadRootFile(preset_or_path));
+  stack_.push_back(root.file->identity);  // the root is part of every import chain
+  return root;
+}
+
+StatusOr<Located> Loader::LoadRootFile(const std::string& preset_or_path) {
   if (std::optional<std::string> text = PresetText(preset_or_path)) {
     return ParseText(*text, "<preset " + preset_or_path + ">", "preset:" + preset_or_path, "",
                      true);
@@ -131,6 +137,7 @@ StatusOr<Located> Loader::LoadRoot(const std::string& preset_or_path) {
 }
 
 StatusOr<Located> Loader::ParseRoot(const std::string& text, const std::string& source_name) {
+  stack_.push_back("text:" + source_name);
   return ParseText(text, source_name, "text:" + source_name,
                    std::filesystem::path(source_name).parent_path().string(), false);
 }

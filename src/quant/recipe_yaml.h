@@ -49,6 +49,7 @@ class Loader {
  private:
   StatusOr<Located> ParseText(const std::string& text, const std::string& name,
                               const std::string& identity, const std::string& dir, bool is_preset);
+  StatusOr<Located> LoadRootFile(const std::string& preset_or_path);
   StatusOr<Located> Import(const Located& at, const std::string& alias);
 
   std::vector<std::string> stack_;  // identities of the files being resolved

@@ -97,7 +97,7 @@ quantizers:
   EXPECT_FALSE(ResolveQuantizer(*recipe, "head/input_quantizer", "Conv", std::nullopt));
   auto head_weight = ResolveQuantizer(*recipe, "head/weight_quantizer", "Conv", 0);
   ASSERT_TRUE(head_weight);
-  EXPECT_EQ(head_weight->origin, "inline.yaml:13");
+  EXPECT_EQ(head_weight->origin, "inline.yaml:12");
   auto gemm = ResolveQuantizer(*recipe, "fc/input_quantizer", "Gemm", std::nullopt);
   ASSERT_TRUE(gemm);
   EXPECT_EQ(gemm->config.calibrator.kind, CalibratorKind::kPercentile);
