@@ -217,7 +217,8 @@ class QdqBuilder {
     ASSIGN_OR_RETURN(ir::Value * sv, g_.AddInitializer(g_.UniqueValueName(base + "_scale"), scale));
     ASSIGN_OR_RETURN(ir::Value * zv,
                      g_.AddInitializer(g_.UniqueValueName(base + "_zero_point"), zp));
-    std::vector<ir::Attribute> attrs = {ir::Attribute::Int("axis", axis)};
+    std::vector<ir::Attribute> attrs;
+    if (style_.per_channel) attrs.push_back(ir::Attribute::Int("axis", axis));
     ir::Value* dq_input = nullptr;
     if (style_.quantized_weights) {
       ASSIGN_OR_RETURN(dq_input, g_.AddInitializer(g_.UniqueValueName(base + "_quantized"), q));
@@ -250,11 +251,11 @@ class QdqBuilder {
       return Status::Ok();
     }
     float x_scale = quant_.at(node->input(0)).scale;
-    Tensor bias_scale = *Tensor::Allocate(DataType::kFloat32, {channels});
+    Tensor bias_scale = *Tensor::Allocate(DataType::kFloat32, scale.sizes());
     Tensor bias_q = *Tensor::Allocate(DataType::kInt32, {channels});
     for (int64_t c = 0; c < channels; ++c) {
       float s = x_scale * scale.data<float>()[style_.per_channel ? c : 0];
-      bias_scale.data<float>()[c] = s;
+      bias_scale.data<float>()[style_.per_channel ? c : 0] = s;
       bias_q.data<int32_t>()[c] =
           static_cast<int32_t>(std::nearbyint(b->initializer().data<float>()[c] / s));
     }
@@ -262,12 +263,14 @@ class QdqBuilder {
                      g_.AddInitializer(g_.UniqueValueName(b->name() + "_quantized"), bias_q));
     ASSIGN_OR_RETURN(ir::Value * bs,
                      g_.AddInitializer(g_.UniqueValueName(b->name() + "_scale"), bias_scale));
+    std::vector<ir::Attribute> bias_attrs;
+    if (style_.per_channel) bias_attrs.push_back(ir::Attribute::Int("axis", 0));
     ir::NodeSpec bds{"DequantizeLinear",
                      "",
                      g_.UniqueNodeName(b->name() + "_DequantizeLinear"),
                      {bq, bs},
                      {g_.UniqueValueName(b->name() + "_dequantized")},
-                     {ir::Attribute::Int("axis", 0)},
+                     bias_attrs,
                      {},
                      ""};
     ASSIGN_OR_RETURN(ir::Node * bdn, g_.AddNode(std::move(bds)));
