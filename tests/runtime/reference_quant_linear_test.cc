@@ -295,6 +295,14 @@ TEST(DynamicQuantizeLinearTest, RangeIncludesZero) {
   EXPECT_EQ(Values<uint8_t>(out[0]), (std::vector<uint8_t>{50, 100, 255}));
 }
 
+TEST(DynamicQuantizeLinearTest, ZeroPointRoundsToNearest) {
+  // min -1, max 3: scale 4/255, -min / scale = 63.75 -> 64 (not truncated to 63).
+  std::vector<Tensor> out = RunDynamic(F32({3}, {-1, 3, 0.5f}));
+  EXPECT_FLOAT_EQ(Values<float>(out[1])[0], 4.0f / 255.0f);
+  EXPECT_EQ(Values<uint8_t>(out[2]), (std::vector<uint8_t>{64}));
+  EXPECT_EQ(Values<uint8_t>(out[0]), (std::vector<uint8_t>{0, 255, 96}));  // -64, 191, 32
+}
+
 TEST(DynamicQuantizeLinearTest, AllZeroInputHasZeroScale) {
   std::vector<Tensor> out = RunDynamic(F32({2}, {0, 0}));
   EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{0}));
