@@ -31,15 +31,17 @@ Tensor Allocated(DataType dtype, std::vector<int64_t> sizes) {
   return *std::move(t);
 }
 
-// Permutes rank-4 float data: `to_nhwc` reads [N,C,H,W] and writes [N,H,W,C], else back.
+// Permutes rank-4 data of any element type: `to_nhwc` reads [N,C,H,W] and writes
+// [N,H,W,C], else back.
 Tensor Permute(const Tensor& src, bool to_nhwc) {
-  QTUNE_CHECK(src.rank() == 4 && src.dtype() == DataType::kFloat32);
+  QTUNE_CHECK(src.rank() == 4);
   const std::vector<int64_t>& s = src.sizes();
   int64_t n = s[0], c = to_nhwc ? s[1] : s[3], h = to_nhwc ? s[2] : s[1], w = to_nhwc ? s[3] : s[2];
-  Tensor dst = Allocated(DataType::kFloat32, to_nhwc ? std::vector<int64_t>{n, h, w, c}
-                                                     : std::vector<int64_t>{n, c, h, w});
-  const float* in = src.data<float>();
-  float* out = dst.data<float>();
+  Tensor dst = Allocated(
+      src.dtype(), to_nhwc ? std::vector<int64_t>{n, h, w, c} : std::vector<int64_t>{n, c, h, w});
+  const size_t elem = DataTypeSize(src.dtype());
+  const auto* in = static_cast<const std::byte*>(src.raw_data());
+  auto* out = static_cast<std::byte*>(dst.raw_data());
   for (int64_t in_n = 0; in_n < n; ++in_n)
     for (int64_t ic = 0; ic < c; ++ic)
       for (int64_t ih = 0; ih < h; ++ih)
@@ -47,12 +49,38 @@ Tensor Permute(const Tensor& src, bool to_nhwc) {
           int64_t plain = ((in_n * c + ic) * h + ih) * w + iw;
           int64_t nhwc = ((in_n * h + ih) * w + iw) * c + ic;
           if (to_nhwc) {
-            out[nhwc] = in[plain];
+            std::memcpy(out + nhwc * elem, in + plain * elem, elem);
           } else {
-            out[plain] = in[nhwc];
+            std::memcpy(out + plain * elem, in + nhwc * elem, elem);
           }
         }
   return dst;
+}
+
+// float32, uint8, int8 or int32 values as float32, for comparing outputs.
+Tensor AsFloat(const Tensor& t) {
+  if (t.dtype() == DataType::kFloat32) return t.Clone();
+  Tensor f = Allocated(DataType::kFloat32, t.sizes());
+  float* out = f.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    switch (t.dtype()) {
+      case DataType::kUint8:
+        out[i] = static_cast<float>(t.data<uint8_t>()[i]);
+        break;
+      case DataType::kInt8:
+        out[i] = static_cast<float>(t.data<int8_t>()[i]);
+        break;
+      default:
+        out[i] = static_cast<float>(t.data<int32_t>()[i]);
+        break;
+    }
+  }
+  return f;
+}
+
+bool IsComparable(DataType dtype) {
+  return dtype == DataType::kFloat32 || dtype == DataType::kUint8 || dtype == DataType::kInt8 ||
+         dtype == DataType::kInt32;
 }
 
 // The reference outputs through EvaluateNode. Where it does not serve a qtune fused op,
@@ -73,31 +101,37 @@ int ThreadsForTests() {
   return env != nullptr ? std::atoi(env) : 1;
 }
 
-// One output buffer: kGuardFloats sentinels, the output, kGuardFloats sentinels.
+// One output buffer: kGuardFloats sentinels, the output, kGuardFloats sentinels. The
+// sentinels and the unwritten fill are the bit patterns above, repeated bytewise for
+// outputs whose elements are not 4 bytes wide.
 struct GuardedOutput {
-  Tensor storage;  // 64-byte aligned; the output starts kGuardFloats floats in
+  Tensor storage;  // 64-byte aligned bytes; the output starts kGuardBytes in
   Tensor view;     // the output, borrowed from storage, physical sizes
 
-  explicit GuardedOutput(const std::vector<int64_t>& physical) {
+  static constexpr int64_t kGuardBytes = kGuardFloats * 4;
+
+  GuardedOutput(DataType dtype, const std::vector<int64_t>& physical) {
     int64_t n = 1;
     for (int64_t d : physical) n *= d;
-    storage = Allocated(DataType::kFloat32, {n + 2 * kGuardFloats});
-    float* p = storage.data<float>();
-    for (int64_t i = 0; i < storage.num_elements(); ++i) p[i] = FromBits(kGuardBits);
-    for (int64_t i = 0; i < n; ++i) p[kGuardFloats + i] = FromBits(kUnwrittenBits);
-    view = Tensor::Borrow(DataType::kFloat32, physical, p + kGuardFloats);
+    const int64_t bytes = n * static_cast<int64_t>(DataTypeSize(dtype));
+    storage = Allocated(DataType::kUint8, {bytes + 2 * kGuardBytes});
+    auto* p = static_cast<std::byte*>(storage.raw_data());
+    for (int64_t i = 0; i < storage.num_elements(); ++i) {
+      bool inside = i >= kGuardBytes && i < kGuardBytes + bytes;
+      uint32_t bits = inside ? kUnwrittenBits : kGuardBits;
+      std::memcpy(p + i, reinterpret_cast<const std::byte*>(&bits) + i % 4, 1);
+    }
+    view = Tensor::Borrow(dtype, physical, p + kGuardBytes);
   }
 
-  // The index of the first changed sentinel (negative before the output), or nullopt.
+  // The byte offset of the first changed sentinel (negative before the output), or nullopt.
   std::optional<int64_t> DamagedGuard() const {
-    const float* p = storage.data<float>();
-    int64_t n = view.num_elements();
-    for (int64_t i = 0; i < kGuardFloats; ++i) {
-      uint32_t before, after;
-      std::memcpy(&before, p + i, sizeof(before));
-      std::memcpy(&after, p + kGuardFloats + n + i, sizeof(after));
-      if (before != kGuardBits) return i - kGuardFloats;
-      if (after != kGuardBits) return n + i;
+    const auto* p = static_cast<const std::byte*>(storage.raw_data());
+    const int64_t bytes = static_cast<int64_t>(view.byte_size());
+    for (int64_t i = 0; i < kGuardBytes; ++i) {
+      int64_t after = kGuardBytes + bytes + i;
+      if (p[i] != reinterpret_cast<const std::byte*>(&kGuardBits)[i % 4]) return i - kGuardBytes;
+      if (p[after] != reinterpret_cast<const std::byte*>(&kGuardBits)[after % 4]) return bytes + i;
     }
     return std::nullopt;
   }
@@ -257,8 +291,12 @@ std::string SizesString(const std::vector<int64_t>& sizes) {
   std::vector<GuardedOutput> guarded;
   std::vector<Tensor> run_outputs;
   for (size_t i = 0; i < reference->size(); ++i) {
-    if ((*reference)[i].dtype() != DataType::kFloat32) return fail(name) << "non-float output";
-    guarded.emplace_back(PhysicalSizes((*reference)[i].sizes(), choice->output_layouts[i]));
+    DataType dtype = (*reference)[i].dtype();
+    if (!IsComparable(dtype)) {
+      return fail(name) << "output " << i << " is " << DataTypeName(dtype)
+                        << "; the harness compares float32, uint8, int8 and int32";
+    }
+    guarded.emplace_back(dtype, PhysicalSizes((*reference)[i].sizes(), choice->output_layouts[i]));
     run_outputs.push_back(guarded.back().view);
   }
   if (kc.in_place_input >= 0) {
@@ -286,12 +324,16 @@ std::string SizesString(const std::vector<int64_t>& sizes) {
   }
   for (size_t i = 0; i < guarded.size(); ++i) {
     if (auto damaged = guarded[i].DamagedGuard()) {
-      return fail(name) << "output " << i << ": the sentinel at element " << *damaged << " (of "
-                        << guarded[i].view.num_elements() << ") was overwritten";
+      return fail(name) << "output " << i << ": the sentinel at byte " << *damaged << " (of "
+                        << guarded[i].view.byte_size() << ") was overwritten";
     }
     Tensor got = choice->output_layouts[i] == Layout::kNhwc ? NhwcToPlain(guarded[i].view)
                                                             : guarded[i].view.Clone();
-    Comparison c = Compare(got, (*reference)[i], kc.tolerance);
+    if (got.dtype() != (*reference)[i].dtype()) {
+      return fail(name) << "output " << i << " is " << DataTypeName(got.dtype())
+                        << ", the reference's " << DataTypeName((*reference)[i].dtype());
+    }
+    Comparison c = Compare(AsFloat(got), AsFloat((*reference)[i]), kc.tolerance);
     if (c.mismatches > 0) {
       return fail(name) << "output " << i << " " << SizesString((*reference)[i].sizes()) << " in "
                         << LayoutName(choice->output_layouts[i]) << ": " << c.mismatches

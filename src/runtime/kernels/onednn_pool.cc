@@ -1,5 +1,7 @@
-// oneDNN fp32 2-D pooling on kNhwc activations: MaxPool (without the Indices output),
-// AveragePool, GlobalAveragePool and GlobalMaxPool.
+// oneDNN 2-D pooling on kNhwc activations: MaxPool (without the Indices output),
+// AveragePool, GlobalAveragePool and GlobalMaxPool, on float32 and on uint8/int8 (the QDQ
+// fusion's pass-through pools; the output has the input's type, averages are rounded
+// half to even and saturated, as the reference tier does).
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
 
@@ -99,15 +101,18 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
   }
   if (request.inputs.empty() || request.inputs[0] == nullptr) return NotApplicable();
   const ValueInfo& x = *request.inputs[0];
-  if (x.dtype != DataType::kFloat32 || x.sizes.size() != 4) return NotApplicable();
+  const bool supported_type =
+      x.dtype == DataType::kFloat32 || x.dtype == DataType::kUint8 || x.dtype == DataType::kInt8;
+  if (!supported_type || x.sizes.size() != 4) return NotApplicable();
   if (node.num_outputs() > 1 && node.output(1) != nullptr) return NotApplicable();  // Indices
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   std::optional<PoolParams> params = ReadParams(node, x.sizes, y);
   if (!params) return NotApplicable();
   onednn::SetThreads(request.threads);
+  ASSIGN_OR_RETURN(memory::data_type dt, onednn::ToDnnl(x.dtype));
   try {
-    memory::desc src_md(onednn::ToDims(x.sizes), memory::data_type::f32, memory::format_tag::nhwc);
-    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, memory::format_tag::nhwc);
+    memory::desc src_md(onednn::ToDims(x.sizes), dt, memory::format_tag::nhwc);
+    memory::desc dst_md(onednn::ToDims(y), dt, memory::format_tag::nhwc);
     dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, params->algorithm, src_md,
                                      dst_md, params->strides, params->kernel, params->pad_begin,
                                      params->pad_end);

@@ -1,5 +1,7 @@
-// oneDNN fp32 data-movement kernels on kNhwc activations: Resize (the cases whose ONNX
-// semantics equal oneDNN's resampling) and Concat.
+// oneDNN data-movement kernels on kNhwc activations: Resize (the cases whose ONNX
+// semantics equal oneDNN's resampling) and Concat, on float32, and on uint8/int8 for
+// Concat and nearest Resize (the QDQ fusion's pass-through ops; linear Resize of integers
+// is left to the reference tier).
 #include <cmath>
 
 #include "runtime/kernels/kernel.h"
@@ -10,9 +12,12 @@ namespace {
 
 using dnnl::memory;
 
-memory::desc Nhwc(const std::vector<int64_t>& sizes) {
-  return memory::desc(onednn::ToDims(sizes), memory::data_type::f32, memory::format_tag::nhwc);
+memory::desc Nhwc(const std::vector<int64_t>& sizes,
+                  memory::data_type dt = memory::data_type::f32) {
+  return memory::desc(onednn::ToDims(sizes), dt, memory::format_tag::nhwc);
 }
+
+bool IsInt8(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 
 // One primitive with N activation inputs (DNNL_ARG_MULTIPLE_SRC + i, or DNNL_ARG_SRC when
 // `multiple` is false) and one output.
@@ -115,23 +120,27 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelReque
     return NotApplicable();
   }
   if (request.inputs.empty() || !request.inputs[0] ||
-      request.inputs[0]->dtype != DataType::kFloat32 || request.inputs[0]->sizes.size() != 4) {
+      !(request.inputs[0]->dtype == DataType::kFloat32 || IsInt8(request.inputs[0]->dtype)) ||
+      request.inputs[0]->sizes.size() != 4) {
     return NotApplicable();
   }
+  const DataType dtype = request.inputs[0]->dtype;
   const std::vector<int64_t>& in = request.inputs[0]->sizes;
   const std::vector<int64_t>& out = request.outputs[0]->sizes;
   auto algorithm = ResampleAlgorithm(node, in, out, request.opset);
   if (!algorithm || !ScalesMatchSizes(request, in, out)) return NotApplicable();
+  if (IsInt8(dtype) && *algorithm != dnnl::algorithm::resampling_nearest) return NotApplicable();
+  ASSIGN_OR_RETURN(memory::data_type dt, onednn::ToDnnl(dtype));
   onednn::SetThreads(request.threads);
   try {
-    dnnl::resampling_forward::desc desc(dnnl::prop_kind::forward_inference, *algorithm, Nhwc(in),
-                                        Nhwc(out));
+    dnnl::resampling_forward::desc desc(dnnl::prop_kind::forward_inference, *algorithm,
+                                        Nhwc(in, dt), Nhwc(out, dt));
     dnnl::resampling_forward::primitive_desc pd(desc, onednn::Engine());
     if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnMovementKernel>(
         dnnl::resampling_forward(pd), "resampling:" + onednn::ImplName(pd),
-        std::vector<memory::desc>{Nhwc(in)}, Nhwc(out), /*multiple=*/false);
+        std::vector<memory::desc>{Nhwc(in, dt)}, Nhwc(out, dt), /*multiple=*/false);
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.input_layouts[0] = Layout::kNhwc;
     choice.output_layouts = {Layout::kNhwc};
@@ -146,22 +155,22 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConcatKernel(const KernelReque
   const ir::Node& node = request.node;
   if (!node.domain().empty() || node.op_type() != "Concat") return NotApplicable();
   const std::vector<int64_t>& out = request.outputs[0]->sizes;
-  if (out.size() != 4 || request.outputs[0]->dtype != DataType::kFloat32) return NotApplicable();
+  const DataType dtype = request.outputs[0]->dtype;
+  if (out.size() != 4 || !(dtype == DataType::kFloat32 || IsInt8(dtype))) return NotApplicable();
+  ASSIGN_OR_RETURN(memory::data_type dt, onednn::ToDnnl(dtype));
   std::vector<memory::desc> srcs;
   for (const ValueInfo* in : request.inputs) {
-    if (in == nullptr || in->has_constant() || in->dtype != DataType::kFloat32) {
-      return NotApplicable();
-    }
-    srcs.push_back(Nhwc(in->sizes));
+    if (in == nullptr || in->has_constant() || in->dtype != dtype) return NotApplicable();
+    srcs.push_back(Nhwc(in->sizes, dt));
   }
   int64_t axis = node.GetInt("axis", 0);
   if (axis < 0) axis += 4;
   onednn::SetThreads(request.threads);
   try {
-    dnnl::concat::primitive_desc pd(Nhwc(out), static_cast<int>(axis), srcs, onednn::Engine());
+    dnnl::concat::primitive_desc pd(Nhwc(out, dt), static_cast<int>(axis), srcs, onednn::Engine());
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnMovementKernel>(
-        dnnl::concat(pd), "concat:" + onednn::ImplName(pd), srcs, Nhwc(out), /*multiple=*/true);
+        dnnl::concat(pd), "concat:" + onednn::ImplName(pd), srcs, Nhwc(out, dt), /*multiple=*/true);
     choice.input_layouts.assign(request.inputs.size(), Layout::kNhwc);
     choice.output_layouts = {Layout::kNhwc};
     return std::optional<KernelChoice>(std::move(choice));

@@ -78,7 +78,12 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRe
     return NotApplicable();
   }
   const ValueInfo& x = *request.inputs[0];
-  if (x.has_constant() || x.dtype != DataType::kFloat32) return NotApplicable();
+  // float32, and uint8/int8 (the QDQ fusion's pass-through Transpose): a reorder moves
+  // bytes without converting them.
+  if (x.has_constant() || !(x.dtype == DataType::kFloat32 || x.dtype == DataType::kUint8 ||
+                            x.dtype == DataType::kInt8)) {
+    return NotApplicable();
+  }
   const int64_t rank = static_cast<int64_t>(x.sizes.size());
   std::vector<int64_t> perm = node.GetInts("perm", {});
   if (perm.empty()) {
@@ -111,10 +116,11 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRe
     src_strides[i] = in_strides[merged_perm[i]];
   }
   for (size_t i = dims - 1; i-- > 0;) dst_strides[i] = dst_strides[i + 1] * out_dims[i + 1];
+  ASSIGN_OR_RETURN(memory::data_type dt, onednn::ToDnnl(x.dtype));
   onednn::SetThreads(request.threads);
   try {
-    memory::desc src_md(out_dims, memory::data_type::f32, src_strides);
-    memory::desc dst_md(out_dims, memory::data_type::f32, dst_strides);
+    memory::desc src_md(out_dims, dt, src_strides);
+    memory::desc dst_md(out_dims, dt, dst_strides);
     dnnl::reorder::primitive_desc pd(onednn::Engine(), src_md, onednn::Engine(), dst_md);
     if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
     KernelChoice choice;

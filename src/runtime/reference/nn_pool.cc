@@ -1,6 +1,7 @@
 // Windowed pools over the spatial dimensions of an [N, C, spatial...] tensor: MaxPool (with
 // the optional Indices output), AveragePool and LpPool; and their Global forms, whose
-// window is the whole spatial extent.
+// window is the whole spatial extent. Max and average pools also take uint8/int8.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -122,6 +123,27 @@ void RunAveragePool(const PoolShape& s, const Tensor& x, bool count_include_pad,
   });
 }
 
+// AveragePool of uint8/int8 (the QDQ fusion's pass-through pools): the exact integer sum,
+// times the float reciprocal of the count, rounded half to even and saturated to T. The
+// reciprocal multiply is what oneDNN's int8 pooling does, so the two tiers agree; it is
+// within one step of rounding the exact mean.
+template <typename T>
+void RunIntegerAveragePool(const PoolShape& s, const Tensor& x, bool count_include_pad, Tensor& y) {
+  const int64_t in_spatial = Product(s.window.input);
+  const T* xd = x.data<T>();
+  T* yd = y.data<T>();
+  ForEachWindow(s, [&](int64_t plane, const Window& window, int64_t yi) {
+    int64_t sum = 0;
+    for (const WindowTap& tap : window.taps) sum += xd[plane * in_spatial + tap.input_offset];
+    int64_t count =
+        count_include_pad ? window.padded_count : static_cast<int64_t>(window.taps.size());
+    float mean = count > 0 ? static_cast<float>(sum) * (1.0f / static_cast<float>(count)) : 0.0f;
+    mean = std::clamp(std::nearbyint(mean), static_cast<float>(std::numeric_limits<T>::min()),
+                      static_cast<float>(std::numeric_limits<T>::max()));
+    yd[yi] = static_cast<T>(mean);
+  });
+}
+
 template <typename T>
 void RunLpPool(const PoolShape& s, const Tensor& x, double p, Tensor& y) {
   const int64_t in_spatial = Product(s.window.input);
@@ -142,7 +164,7 @@ KernelResult Pool(const KernelArgs& args, PoolKind kind, bool global) {
   const ir::Node& node = args.node;
   ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(args, 0, "X"));
   const bool small_ints = x->dtype() == DataType::kInt8 || x->dtype() == DataType::kUint8;
-  if (!(kind == PoolKind::kMax && small_ints)) RETURN_IF_ERROR(CheckFloatType(node, *x, "X"));
+  if (!(kind != PoolKind::kLp && small_ints)) RETURN_IF_ERROR(CheckFloatType(node, *x, "X"));
   ASSIGN_OR_RETURN(PoolShape s, InferPoolShape(node, *x, global));
   ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(x->dtype(), s.y_sizes));
   std::vector<Tensor> outputs = {y};
@@ -170,6 +192,10 @@ KernelResult Pool(const KernelArgs& args, PoolKind kind, bool global) {
       const bool include_pad = !global && node.GetInt("count_include_pad", 0) != 0;
       if (is_double)
         RunAveragePool<double>(s, *x, include_pad, y);
+      else if (x->dtype() == DataType::kInt8)
+        RunIntegerAveragePool<int8_t>(s, *x, include_pad, y);
+      else if (x->dtype() == DataType::kUint8)
+        RunIntegerAveragePool<uint8_t>(s, *x, include_pad, y);
       else
         RunAveragePool<float>(s, *x, include_pad, y);
       break;
