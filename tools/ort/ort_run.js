@@ -22,7 +22,9 @@ async function main() {
   const [model, outDir, ...feedsArgs] = rest;
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
+    // QTUNE_ORT_OPT_LEVEL=basic: ORT's CPU QDQ fusion turns FP8 Q/DQ around Conv into
+    // QLinearConv, which has no float8 kernel; FP8 models run at 'basic'.
+    graphOptimizationLevel: process.env.QTUNE_ORT_OPT_LEVEL || 'all',
   });
   const feeds = {};
   for (const arg of feedsArgs) {

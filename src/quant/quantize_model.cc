@@ -1,0 +1,113 @@
+#include "quant/quantize_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "passes/pipeline.h"
+#include "quant/calibrate.h"
+#include "quant/calibration_data.h"
+#include "quant/placement.h"
+#include "quant/recipe.h"
+#include "runtime/reference/registry.h"
+
+namespace qtune::quant {
+namespace {
+
+StatusOr<std::unique_ptr<CalibrationSource>> OpenSource(const ir::Graph& graph,
+                                                        const QuantizeModelOptions& options) {
+  if (options.random_calibration) {
+    if (!options.calib_specs.empty()) {
+      return InvalidArgumentError("--random-calibration and --calib exclude each other");
+    }
+    RandomDataOptions random;
+    random.num_samples = options.random_samples;
+    return MakeRandomCalibrationData(graph, random);
+  }
+  if (options.calib_specs.empty()) {
+    return InvalidArgumentError(
+        "no calibration data: pass --calib FILE.npy|FILE.npz|DIR (a few hundred real "
+        "samples), or --random-calibration to quantize with meaningless scales");
+  }
+  return OpenCalibrationData(options.calib_specs, options.preprocess, graph);
+}
+
+// Sizes of every graph input for placement's shape inference: one calibration batch.
+StatusOr<InputSizes> FirstBatchSizes(CalibrationSource& source, int64_t batch) {
+  if (source.num_samples() <= 0) {
+    return InvalidArgumentError(source.Describe() + " holds no samples");
+  }
+  ASSIGN_OR_RETURN(auto tensors, source.Batch(0, std::min(batch, source.num_samples())));
+  InputSizes sizes;
+  for (const auto& [name, t] : tensors) sizes[name] = t.sizes();
+  return sizes;
+}
+
+Status CalibrateSites(const ir::Graph& graph, QuantPlan& plan, CalibrationSource& source,
+                      const QuantizeModelOptions& options) {
+  std::map<std::string, CalibrationRequest> requests;
+  for (const QuantSite& site : plan.sites) {
+    if (site.kind != QuantSite::Kind::kActivation || !site.enabled || !site.config.enable) continue;
+    requests.emplace(site.value, CalibrationRequest{site.config.calibrator, site.config.format});
+  }
+  if (requests.empty()) return Status::Ok();
+  CalibrateOptions calibrate;
+  calibrate.batch_size = options.calib_batch;
+  calibrate.max_samples = options.max_calib_samples;
+  calibrate.threads = options.threads;
+  calibrate.show_progress = options.show_progress;
+  ASSIGN_OR_RETURN(auto ranges, CalibrateActivations(graph, requests, source, calibrate));
+  for (QuantSite& site : plan.sites) {
+    auto it = ranges.find(site.value);
+    if (site.kind == QuantSite::Kind::kActivation && it != ranges.end()) site.range = it->second;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
+                                            const QuantizeModelOptions& options) {
+  QuantizeModelResult result;
+  result.float_graph = model.Clone();
+  passes::PassOptions pass_options;
+  pass_options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs, int64_t opset) {
+    return runtime::EvaluateNode(node, inputs, opset);
+  };
+  ASSIGN_OR_RETURN(auto pipeline, passes::RunPipeline(*result.float_graph, pass_options));
+  (void)pipeline;
+
+  ASSIGN_OR_RETURN(Recipe recipe, LoadRecipe(options.recipe));
+  CliOverrides overrides{options.target, options.calibrator};
+  ASSIGN_OR_RETURN(EffectiveSettings settings, ResolveCliOverrides(recipe, overrides));
+  if (options.percentile.has_value()) {
+    if (settings.calibrator.kind != CalibratorKind::kPercentile) {
+      return InvalidArgumentError(fmt::format(
+          "--percentile needs the percentile calibrator, but the calibrator is '{}' (add "
+          "--calibrator percentile)",
+          CalibratorName(settings.calibrator.kind)));
+    }
+    settings.calibrator.percentile = *options.percentile;
+  }
+  recipe.calibrator = settings.calibrator;
+
+  ASSIGN_OR_RETURN(auto source, OpenSource(*result.float_graph, options));
+  result.calibration_source = source->Describe();
+  ASSIGN_OR_RETURN(InputSizes sizes, FirstBatchSizes(*source, options.calib_batch));
+  ASSIGN_OR_RETURN(result.plan,
+                   PlanQuantization(*result.float_graph, recipe, settings.target, sizes));
+  RETURN_IF_ERROR(CalibrateSites(*result.float_graph, result.plan, *source, options));
+  ApplyGuards(result.plan);
+
+  if (options.export_model) {
+    result.quantized = result.float_graph->Clone();
+    ASSIGN_OR_RETURN(result.export_report,
+                     ExportQdq(*result.quantized, result.plan, options.export_options));
+  }
+  result.summary = BuildSummary(*result.float_graph, result.plan,
+                                options.export_model ? &result.export_report : nullptr);
+  return result;
+}
+
+}  // namespace qtune::quant

@@ -1,0 +1,55 @@
+// The whole post-training quantization flow behind `qtune quantize`, as a library call:
+//   clean copy (passes::RunPipeline) -> recipe + command-line settings -> placement ->
+//   calibration of the enabled activation sites -> guards -> QDQ export -> summary.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "quant/export_qdq.h"
+#include "quant/quant_types.h"
+#include "quant/summary.h"
+
+namespace qtune::quant {
+
+struct QuantizeModelOptions {
+  std::string recipe = "int8";  // preset name or YAML file
+  // Command-line settings; unset = the recipe's (or the default). A value contradicting
+  // the recipe is an InvalidArgument error.
+  std::optional<Target> target;
+  std::optional<CalibratorKind> calibrator;
+  std::optional<double> percentile;  // requires the percentile calibrator
+  // Calibration data (calibration_data.h specs) and the image preprocess spec.
+  std::vector<std::string> calib_specs;
+  std::string preprocess;
+  // Uniform random calibration data instead of calib_specs: the scales mean nothing.
+  bool random_calibration = false;
+  int64_t random_samples = 64;
+  int64_t max_calib_samples = 0;  // 0: all
+  int64_t calib_batch = 32;
+  int threads = 1;
+  bool show_progress = true;
+  // false: stop after calibration and guards (the summary without a model; --report).
+  bool export_model = true;
+  ExportOptions export_options;
+};
+
+struct QuantizeModelResult {
+  std::unique_ptr<ir::Graph> float_graph;  // the cleaned float graph the plan refers to
+  std::unique_ptr<ir::Graph> quantized;    // null when !export_model
+  QuantPlan plan;                          // with ranges and guard results
+  ExportReport export_report;
+  QuantSummary summary;
+  std::string calibration_source;  // CalibrationSource::Describe()
+};
+
+// Errors: no calibration data without random_calibration (InvalidArgument, says what to
+// pass), a recipe that does not load or contradicts the settings, and every stage's own.
+StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
+                                            const QuantizeModelOptions& options);
+
+}  // namespace qtune::quant
