@@ -78,15 +78,18 @@ struct AddParams {
   float a_scale, b_scale, y_scale;
   int32_t a_zp, b_zp;
   float y_zp;
-  bool relu;
+  // The activation as a lower bound: 0 for Relu, -infinity for none (max(v, -inf) is v,
+  // NaN included, as the reference's unclamped v).
+  float floor;
 };
 
 template <typename TA, typename TB, typename TY>
 void QAddLoop(const TA* a, const TB* b, TY* y, int64_t n, const AddParams& p) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     float v =
         DequantizeFromInt(a[i], p.a_scale, p.a_zp) + DequantizeFromInt(b[i], p.b_scale, p.b_zp);
-    if (p.relu) v = std::max(v, 0.0f);
+    v = std::max(v, p.floor);
     y[i] = RoundAndSaturate<TY>(v / p.y_scale, p.y_zp);
   }
 }
@@ -122,7 +125,7 @@ class QAddKernel : public Kernel {
                 ZeroPointAt(inputs[2], 0),
                 ZeroPointAt(inputs[5], 0),
                 0.0f,
-                relu_};
+                relu_ ? 0.0f : -std::numeric_limits<float>::infinity()};
     p.y_zp = static_cast<float>(ZeroPointAt(inputs[7], 0));
     for (float s : {p.a_scale, p.b_scale, p.y_scale}) {
       if (!(s > 0) || !std::isfinite(s)) {
@@ -204,18 +207,22 @@ struct LinearPlan {
 // Quantize one contiguous run with a fixed scale / zero point, or per-element ones.
 template <typename Q>
 void QuantizeRun(const float* x, Q* y, int64_t n, float scale, float zp) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = RoundAndSaturate<Q>(x[i] / scale, zp);
 }
 template <typename Q>
 void QuantizeRow(const float* x, Q* y, int64_t n, const float* scale, const float* zp) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = RoundAndSaturate<Q>(x[i] / scale[i], zp[i]);
 }
 template <typename T>
 void DequantizeRun(const T* x, float* y, int64_t n, float scale, int32_t zp) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = DequantizeFromInt(x[i], scale, zp);
 }
 template <typename T>
 void DequantizeRow(const T* x, float* y, int64_t n, const float* scale, const int32_t* zp) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = DequantizeFromInt(x[i], scale[i], zp[i]);
 }
 
