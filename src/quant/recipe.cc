@@ -289,6 +289,13 @@ StatusOr<EffectiveSettings> ResolveCliOverrides(const Recipe& recipe,
   return settings;
 }
 
+StatusOr<EffectiveSettings> ApplyCliOverrides(Recipe& recipe, const CliOverrides& overrides) {
+  ASSIGN_OR_RETURN(EffectiveSettings settings, ResolveCliOverrides(recipe, overrides));
+  recipe.target = settings.target;
+  recipe.calibrator = settings.calibrator;
+  return settings;
+}
+
 std::optional<ResolvedQuantizer> ResolveQuantizer(const Recipe& recipe,
                                                   const std::string& quantizer_name,
                                                   const std::string& op_type,

@@ -98,6 +98,12 @@ struct EffectiveSettings {
 StatusOr<EffectiveSettings> ResolveCliOverrides(const Recipe& recipe,
                                                 const CliOverrides& overrides);
 
+// ResolveCliOverrides, then writes the result into `recipe` (target and default
+// calibrator), so PlanQuantization gives every activation quantizer the calibrator the
+// command line chose when the recipe left it open. Per-quantizer `calibrator:` rules still
+// win. Call this before PlanQuantization.
+StatusOr<EffectiveSettings> ApplyCliOverrides(Recipe& recipe, const CliOverrides& overrides);
+
 // The config one quantizer ends up with after every matching rule applied in order,
 // starting from `initial` (enabled). nullopt when a rule disabled it. `default_axis` is
 // the axis AxisSetting::kChannel stands for (nullopt for activations).

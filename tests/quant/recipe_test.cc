@@ -281,6 +281,12 @@ TEST(RecipeCliTest, RecipeIsAuthoritative) {
   ASSERT_TRUE(open.ok());
   EXPECT_EQ(open->target, Target::kTrt);
   EXPECT_EQ(open->calibrator.kind, CalibratorKind::kPercentile);
+  Recipe applied = *preset;
+  ASSERT_TRUE(ApplyCliOverrides(applied, {std::nullopt, CalibratorKind::kEntropy}).ok());
+  auto input = ResolveQuantizer(applied, "c/input_quantizer", "Conv", std::nullopt);
+  ASSERT_TRUE(input);
+  EXPECT_EQ(input->config.calibrator.kind, CalibratorKind::kEntropy);
+  EXPECT_EQ(applied.target, Target::kCpu);
   auto defaults = ResolveCliOverrides(*preset, {});
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->target, Target::kCpu);
