@@ -72,9 +72,10 @@ bool IsCalibratableType(DataType type) {
          type == DataType::kBfloat16;
 }
 
+// "'a', 'b (int64)'": `names` are already quoted.
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string joined;
-  for (const auto& name : names) joined += (joined.empty() ? "'" : ", '") + name + "'";
+  for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
   return joined;
 }
 
@@ -85,13 +86,13 @@ Status CheckRequests(const ir::Graph& graph,
   for (const auto& [name, request] : requests) {
     const ir::Value* value = graph.FindValue(name);
     if (value == nullptr) {
-      missing.push_back(name);
+      missing.push_back("'" + name + "'");
     } else if (value->is_initializer()) {
-      weights.push_back(name);
+      weights.push_back("'" + name + "'");
     } else if (value->producer() == nullptr && !value->is_graph_input()) {
-      never_computed.push_back(name);
+      never_computed.push_back("'" + name + "'");
     } else if (value->dtype() != DataType::kUndefined && !IsCalibratableType(value->dtype())) {
-      not_float.push_back(name + "' (" + std::string(DataTypeName(value->dtype())) + ")");
+      not_float.push_back("'" + name + "' (" + std::string(DataTypeName(value->dtype())) + ")");
     }
   }
   std::string problems;
@@ -190,7 +191,7 @@ StatusOr<std::map<std::string, TensorRange>> CalibrateActivations(
     for (const auto& [name, tensor] : *outputs) tensors[name] = &tensor;
     std::vector<std::string> lost;
     for (const std::string& name : names) {
-      if (tensors.count(name) == 0) lost.push_back(name);
+      if (tensors.count(name) == 0) lost.push_back("'" + name + "'");
     }
     if (!lost.empty()) {
       return InternalError("cannot calibrate " + JoinNames(lost) +
