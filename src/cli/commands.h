@@ -9,5 +9,7 @@ namespace qtune::cli {
 void AddInspectCommand(CLI::App& app, int* exit_code);
 void AddRunCommand(CLI::App& app, int* exit_code);
 void AddBenchCommand(CLI::App& app, int* exit_code);
+void AddQuantizeCommand(CLI::App& app, int* exit_code);
+void AddEvalCommand(CLI::App& app, int* exit_code);
 
 }  // namespace qtune::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   AddInspectCommand(app, &exit_code);
   AddRunCommand(app, &exit_code);
   AddBenchCommand(app, &exit_code);
+  AddQuantizeCommand(app, &exit_code);
+  AddEvalCommand(app, &exit_code);
 
   app.parse_complete_callback([&] {
     qtune::SetLogLevel(*qtune::ParseLogLevel(log_level));  // the check above validated it

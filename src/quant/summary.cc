@@ -152,7 +152,13 @@ std::string SummaryToText(const QuantSummary& summary) {
                   "quant", "format", "in amax", "w amax", "reason / guards");
   for (const SummaryRow& row : summary.rows) {
     std::string notes = row.reason;
-    for (const std::string& hit : row.guard_hits) AppendReason(notes, "guard " + hit);
+    for (const std::string& hit : row.guard_hits) {
+      // "name: detail"; the detail often repeats the disabled quantizer's reason.
+      size_t colon = hit.find(": ");
+      bool repeated =
+          colon != std::string::npos && notes.find(hit.substr(colon + 2)) != std::string::npos;
+      AppendReason(notes, "guard " + (repeated ? hit.substr(0, colon) : hit));
+    }
     out += fmt::format("{:<{}}  {:<18} {:<5} {:<9} {:>10} {:>10}  {}\n", row.node, node_width,
                        row.op_type, row.quantized ? "yes" : "no", row.format,
                        FormatAmax(row.input_amax), FormatAmax(row.weight_amax), notes);

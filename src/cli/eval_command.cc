@@ -1,0 +1,311 @@
+// qtune eval FP32_MODEL QUANT_MODEL --data X.npy [--labels Y.npy] [--batch N] [--json]
+//   Top-1 agreement between the two models, accuracy against labels, per-output SQNR, and
+//   the tensors with the worst SQNR (tensors of the same name in both models; the QDQ
+//   model's "X_dequantized" outputs are compared with the float "X").
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "core/npy.h"
+#include "ir/onnx_io.h"
+#include "quant/export_qdq.h"
+#include "runtime/session.h"
+
+namespace qtune::cli {
+namespace {
+
+struct EvalOptions {
+  std::string fp32_path;
+  std::string quant_path;
+  std::string data_path;
+  std::string labels_path;
+  int64_t batch = 64;
+  int64_t layer_samples = 64;
+  int worst = 10;
+  int threads = 1;
+  bool json = false;
+};
+
+// Signal and noise energy of one compared tensor, accumulated over batches.
+struct Energy {
+  double signal = 0;
+  double noise = 0;
+  void Add(const Tensor& ref, const Tensor& test) {
+    auto a = ref.span<float>();
+    auto b = test.span<float>();
+    for (size_t i = 0; i < a.size(); ++i) {
+      double d = static_cast<double>(a[i]) - b[i];
+      signal += static_cast<double>(a[i]) * a[i];
+      noise += d * d;
+    }
+  }
+  // 10 log10(signal / noise); +inf when equal.
+  double SqnrDb() const {
+    if (noise == 0) return INFINITY;
+    return 10.0 * std::log10(std::max(signal, 1e-30) / noise);
+  }
+};
+
+nlohmann::json DbJson(double db) {
+  return std::isinf(db) ? nlohmann::json("inf") : nlohmann::json(db);
+}
+
+Tensor Rows(const Tensor& t, int64_t first, int64_t count) {
+  std::vector<int64_t> sizes = t.sizes();
+  int64_t row_bytes = static_cast<int64_t>(t.byte_size()) / sizes[0];
+  sizes[0] = count;
+  Tensor out = *Tensor::Allocate(t.dtype(), sizes);
+  std::memcpy(out.raw_data(), static_cast<const std::byte*>(t.raw_data()) + first * row_bytes,
+              static_cast<size_t>(count * row_bytes));
+  return out;
+}
+
+// float32 view of a float32 or float16 tensor; invalid otherwise.
+Tensor AsFloat(const Tensor& t) {
+  if (t.dtype() == DataType::kFloat32) return t;
+  return Tensor();
+}
+
+std::vector<int64_t> ArgmaxRows(const Tensor& t) {
+  std::vector<int64_t> out;
+  if (t.dtype() != DataType::kFloat32 || t.rank() < 1 || t.num_elements() == 0) return out;
+  int64_t n = t.size(0), c = t.num_elements() / n;
+  const float* p = t.data<float>();
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(std::max_element(p + i * c, p + (i + 1) * c) - (p + i * c));
+  return out;
+}
+
+StatusOr<std::vector<int64_t>> ReadLabels(const std::string& path, int64_t n) {
+  ASSIGN_OR_RETURN(Tensor t, ReadNpy(path));
+  if (t.num_elements() != n) {
+    return InvalidArgumentError(path + ": " + std::to_string(t.num_elements()) + " labels for " +
+                                std::to_string(n) + " samples");
+  }
+  std::vector<int64_t> out;
+  if (t.dtype() == DataType::kInt64) {
+    for (int64_t v : t.span<int64_t>()) out.push_back(v);
+  } else if (t.dtype() == DataType::kInt32) {
+    for (int32_t v : t.span<int32_t>()) out.push_back(v);
+  } else {
+    return InvalidArgumentError(path + ": labels must be int64 or int32, not " +
+                                std::string(DataTypeName(t.dtype())));
+  }
+  return out;
+}
+
+StatusOr<std::string> SingleInput(const ir::Graph& g, const std::string& path) {
+  if (g.inputs().size() != 1) {
+    return UnimplementedError(path + ": eval supports models with one input (this one has " +
+                              std::to_string(g.inputs().size()) + ")");
+  }
+  return g.inputs()[0]->name();
+}
+
+struct LayerResult {
+  std::string tensor;    // the float tensor name
+  std::string compared;  // the quantized model's tensor
+  std::string node, op;
+  double sqnr_db = 0;
+};
+
+// Compares every float node output of the fp32 model with the tensor of the same name (or
+// its "_dequantized" version) in the quantized model on one batch.
+StatusOr<std::vector<LayerResult>> CompareLayers(const ir::Graph& fp32, const ir::Graph& quant,
+                                                 const std::string& input, const Tensor& x,
+                                                 int threads) {
+  auto fp = fp32.Clone();
+  auto q = quant.Clone();
+  std::map<std::string, std::string> pairs;  // quant tensor -> fp32 tensor
+  for (const ir::Node* node : q->nodes()) {
+    for (const ir::Value* v : node->outputs()) {
+      if (v == nullptr) continue;
+      std::string name = v->name();
+      auto back = quant::FloatNameOfDequantized(name);
+      std::string float_name = back.has_value() ? *back : name;
+      const ir::Value* f = fp->FindValue(float_name);
+      if (f == nullptr || f->producer() == nullptr) continue;
+      if (v->dtype() != DataType::kFloat32 && v->dtype() != DataType::kUndefined) continue;
+      pairs[name] = float_name;
+    }
+  }
+  for (const auto& [qname, fname] : pairs) {
+    ir::Value* qv = q->FindValue(qname);
+    ir::Value* fv = fp->FindValue(fname);
+    if (!qv->is_graph_output()) RETURN_IF_ERROR(q->AddOutput(qv));
+    if (!fv->is_graph_output()) RETURN_IF_ERROR(fp->AddOutput(fv));
+  }
+  runtime::SessionOptions so;
+  so.threads = threads;
+  ASSIGN_OR_RETURN(auto fs, runtime::Session::Create(*fp, so));
+  ASSIGN_OR_RETURN(auto qs, runtime::Session::Create(*q, so));
+  ASSIGN_OR_RETURN(auto fout, fs->Run({{input, x}}));
+  ASSIGN_OR_RETURN(auto qout, qs->Run({{input, x}}));
+  std::map<std::string, Tensor> fmap(fout.begin(), fout.end()), qmap(qout.begin(), qout.end());
+  std::vector<LayerResult> out;
+  for (const auto& [qname, fname] : pairs) {
+    Tensor a = AsFloat(fmap[fname]), b = AsFloat(qmap[qname]);
+    if (!a.is_valid() || !b.is_valid() || a.num_elements() != b.num_elements()) continue;
+    Energy e;
+    e.Add(a, b);
+    const ir::Node* producer = fp32.FindValue(fname)->producer();
+    out.push_back({fname, qname, producer->name(), producer->op_type(), e.SqnrDb()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LayerResult& l, const LayerResult& r) { return l.sqnr_db < r.sqnr_db; });
+  return out;
+}
+
+Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
+  ASSIGN_OR_RETURN(auto fp32, ir::LoadModel(o.fp32_path));
+  ASSIGN_OR_RETURN(auto quant, ir::LoadModel(o.quant_path));
+  ASSIGN_OR_RETURN(std::string input, SingleInput(*fp32, o.fp32_path));
+  ASSIGN_OR_RETURN(std::string qinput, SingleInput(*quant, o.quant_path));
+  if (input != qinput) {
+    return InvalidArgumentError("the models' inputs differ: '" + input + "' and '" + qinput + "'");
+  }
+  ASSIGN_OR_RETURN(Tensor data, ReadNpy(o.data_path));
+  if (data.rank() < 1 || data.size(0) == 0) {
+    return InvalidArgumentError(o.data_path + ": needs samples along the first axis");
+  }
+  const int64_t n = data.size(0);
+  std::vector<int64_t> labels;
+  if (!o.labels_path.empty()) {
+    ASSIGN_OR_RETURN(labels, ReadLabels(o.labels_path, n));
+  }
+
+  runtime::SessionOptions so;
+  so.threads = o.threads;
+  ASSIGN_OR_RETURN(auto fs, runtime::Session::Create(*fp32, so));
+  ASSIGN_OR_RETURN(auto qs, runtime::Session::Create(*quant, so));
+  std::vector<Energy> energy;
+  std::vector<std::string> output_names;
+  int64_t agree = 0, correct_fp = 0, correct_q = 0, counted = 0;
+  for (int64_t first = 0; first < n; first += o.batch) {
+    int64_t count = std::min(o.batch, n - first);
+    Tensor x = Rows(data, first, count);
+    auto fout = fs->Run({{input, x}});
+    if (!fout.ok())
+      return fout.status().WithContext(o.fp32_path + ", samples " + std::to_string(first));
+    auto qout = qs->Run({{input, x}});
+    if (!qout.ok())
+      return qout.status().WithContext(o.quant_path + ", samples " + std::to_string(first));
+    if (fout->size() != qout->size()) {
+      return InvalidArgumentError("the models have different numbers of outputs");
+    }
+    energy.resize(fout->size());
+    output_names.clear();
+    for (size_t i = 0; i < fout->size(); ++i) {
+      output_names.push_back((*fout)[i].first);
+      Tensor a = AsFloat((*fout)[i].second), b = AsFloat((*qout)[i].second);
+      if (a.is_valid() && b.is_valid() && a.num_elements() == b.num_elements()) energy[i].Add(a, b);
+    }
+    auto top_f = ArgmaxRows((*fout)[0].second), top_q = ArgmaxRows((*qout)[0].second);
+    for (size_t i = 0; i < top_f.size() && i < top_q.size(); ++i) {
+      agree += top_f[i] == top_q[i];
+      if (!labels.empty()) {
+        correct_fp += top_f[i] == labels[first + i];
+        correct_q += top_q[i] == labels[first + i];
+      }
+      ++counted;
+    }
+  }
+  report["samples"] = n;
+  report["top1_agreement"] = counted ? static_cast<double>(agree) / counted : 0.0;
+  if (!labels.empty() && counted) {
+    report["accuracy_fp32"] = static_cast<double>(correct_fp) / counted;
+    report["accuracy_quantized"] = static_cast<double>(correct_q) / counted;
+  }
+  report["outputs"] = nlohmann::json::array();
+  for (size_t i = 0; i < energy.size(); ++i) {
+    report["outputs"].push_back(
+        {{"name", output_names[i]}, {"sqnr_db", DbJson(energy[i].SqnrDb())}});
+  }
+  Tensor probe = Rows(data, 0, std::min(o.layer_samples, n));
+  ASSIGN_OR_RETURN(auto layers, CompareLayers(*fp32, *quant, input, probe, o.threads));
+  report["layer_samples"] = probe.size(0);
+  report["worst_layers"] = nlohmann::json::array();
+  for (size_t i = 0; i < layers.size() && static_cast<int>(i) < o.worst; ++i) {
+    report["worst_layers"].push_back({{"tensor", layers[i].tensor},
+                                      {"compared_with", layers[i].compared},
+                                      {"node", layers[i].node},
+                                      {"op", layers[i].op},
+                                      {"sqnr_db", DbJson(layers[i].sqnr_db)}});
+  }
+  return Status::Ok();
+}
+
+std::string Db(const nlohmann::json& v) {
+  if (v.is_string()) return "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", v.get<double>());
+  return buf;
+}
+
+void PrintText(const nlohmann::json& r) {
+  std::printf("samples            %lld\n", static_cast<long long>(r["samples"].get<int64_t>()));
+  std::printf("top-1 agreement    %.4f\n", r["top1_agreement"].get<double>());
+  if (r.contains("accuracy_fp32")) {
+    double f = r["accuracy_fp32"].get<double>(), q = r["accuracy_quantized"].get<double>();
+    std::printf("accuracy fp32      %.4f\naccuracy quantized %.4f  (%+.2f points)\n", f, q,
+                100.0 * (q - f));
+  }
+  for (const auto& o : r["outputs"]) {
+    std::printf("output %-20s SQNR %s dB\n", o["name"].get<std::string>().c_str(),
+                Db(o["sqnr_db"]).c_str());
+  }
+  std::printf("worst tensors by SQNR (first %lld samples):\n",
+              static_cast<long long>(r["layer_samples"].get<int64_t>()));
+  for (const auto& l : r["worst_layers"]) {
+    std::printf("  %8s dB  %-40s %-18s %s\n", Db(l["sqnr_db"]).c_str(),
+                l["tensor"].get<std::string>().c_str(), l["op"].get<std::string>().c_str(),
+                l["compared_with"] != l["tensor"] ? "(quantized input)" : "");
+  }
+}
+
+}  // namespace
+
+void AddEvalCommand(CLI::App& app, int* exit_code) {
+  auto o = std::make_shared<EvalOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("eval", "Compare a quantized model with its float original on data");
+  cmd->add_option("fp32_model", o->fp32_path, "Float ONNX model")->required();
+  cmd->add_option("quant_model", o->quant_path, "Quantized (QDQ) ONNX model")->required();
+  cmd->add_option("--data", o->data_path, "Samples along axis 0 (.npy)")->required();
+  cmd->add_option("--labels", o->labels_path, "int64 labels, one per sample (.npy)");
+  cmd->add_option("--batch", o->batch, "Samples per run")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--layer-samples", o->layer_samples, "Samples for the per-tensor comparison")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--worst", o->worst, "How many worst tensors to list")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Intra-op threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the report as JSON");
+  cmd->callback([o, exit_code] {
+    nlohmann::json report;
+    Status s = Evaluate(*o, report);
+    if (!s.ok()) {
+      *exit_code = ReportAndExitCode(s);
+      return;
+    }
+    if (o->json) {
+      std::printf("%s\n", report.dump(2).c_str());
+    } else {
+      PrintText(report);
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+}  // namespace qtune::cli

@@ -1,0 +1,140 @@
+// qtune quantize MODEL -o OUT.onnx --calib DATA... [--preprocess SPEC] [--recipe R]
+//   [--target cpu|trt] [--calibrator max|percentile|entropy|mse] [--percentile P] [--report]
+//   [--json] [--random-calibration] [--fp16-scales] [--float-weights] [--threads N]
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "ir/onnx_io.h"
+#include "quant/quantize_model.h"
+#include "quant/recipe.h"
+
+namespace qtune::cli {
+namespace {
+
+struct QuantizeCliOptions {
+  std::string model_path;
+  std::string output_path;
+  std::vector<std::string> calib;
+  std::string preprocess;
+  std::string recipe = "int8";
+  std::string target;
+  std::string calibrator;
+  double percentile = 0.0;
+  bool report_only = false;
+  bool json = false;
+  bool random_calibration = false;
+  bool fp16_scales = false;
+  bool float_weights = false;
+  int threads = 1;
+  int64_t calib_samples = 0;
+  int64_t batch = 32;
+  CLI::Option* percentile_option = nullptr;
+};
+
+constexpr char kRandomWarning[] =
+    "qtune: WARNING: --random-calibration: the scales come from uniform random data, not from "
+    "your data. They are MEANINGLESS and the quantized model's accuracy will be poor. Use this "
+    "only to try the pipeline; pass --calib with real samples for a model you deploy.\n";
+
+int Quantize(const QuantizeCliOptions& cli) {
+  if (!cli.report_only && cli.output_path.empty()) {
+    std::fprintf(stderr, "qtune: error: quantize needs -o OUT.onnx (or --report)\n");
+    return kExitUsage;
+  }
+  quant::QuantizeModelOptions options;
+  options.recipe = cli.recipe;
+  if (!cli.target.empty()) options.target = quant::ParseTarget(cli.target);
+  if (!cli.calibrator.empty()) options.calibrator = quant::ParseCalibratorKind(cli.calibrator);
+  if (cli.percentile_option != nullptr && cli.percentile_option->count() > 0) {
+    options.percentile = cli.percentile;
+  }
+  // The recipe against the flags first: a contradiction is a usage error.
+  auto recipe = quant::LoadRecipe(cli.recipe);
+  if (!recipe.ok()) return ReportAndExitCode(recipe.status());
+  auto settings = quant::ResolveCliOverrides(*recipe, {options.target, options.calibrator});
+  if (!settings.ok()) {
+    ReportAndExitCode(settings.status());
+    return kExitUsage;
+  }
+  options.calib_specs = cli.calib;
+  options.preprocess = cli.preprocess;
+  options.random_calibration = cli.random_calibration;
+  options.max_calib_samples = cli.calib_samples;
+  options.calib_batch = cli.batch;
+  options.threads = cli.threads;
+  options.show_progress = !cli.json;
+  options.export_model = !cli.report_only;
+  options.export_options.fp16_scales = cli.fp16_scales;
+  options.export_options.float_weights = cli.float_weights;
+  if (cli.random_calibration) std::fputs(kRandomWarning, stderr);
+
+  auto graph = ir::LoadModel(cli.model_path);
+  if (!graph.ok()) return ReportAndExitCode(graph.status());
+  auto result = quant::QuantizeModel(**graph, options);
+  if (!result.ok()) return ReportAndExitCode(result.status());
+  if (!cli.report_only) {
+    Status saved = ir::SaveModel(*result->quantized, cli.output_path);
+    if (!saved.ok()) return ReportAndExitCode(saved);
+  }
+  if (cli.json) {
+    nlohmann::json j = quant::SummaryToJson(result->summary);
+    j["model"] = cli.model_path;
+    j["output"] = cli.report_only ? nlohmann::json() : nlohmann::json(cli.output_path);
+    j["recipe"] = cli.recipe;
+    j["calibration"] = result->calibration_source;
+    j["random_calibration"] = cli.random_calibration;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s", quant::SummaryToText(result->summary).c_str());
+    std::printf("calibration: %s%s\n", result->calibration_source.c_str(),
+                cli.random_calibration ? " (RANDOM: scales are meaningless)" : "");
+    if (!cli.report_only) std::printf("wrote %s\n", cli.output_path.c_str());
+  }
+  if (cli.random_calibration) std::fputs(kRandomWarning, stderr);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddQuantizeCommand(CLI::App& app, int* exit_code) {
+  auto o = std::make_shared<QuantizeCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "quantize", "Post-training quantization: calibrate, place Q/DQ and write a QDQ ONNX model");
+  cmd->add_option("model", o->model_path, "Float ONNX model")->required();
+  cmd->add_option("-o,--output", o->output_path, "Write the QDQ model here");
+  cmd->add_option("--calib", o->calib,
+                  "Calibration data: NAME=FILE.npy (per input), FILE.npy, FILE.npz or an image "
+                  "folder");
+  cmd->add_option("--preprocess", o->preprocess,
+                  "Image preprocessing for an image folder (docs/calibration.md)");
+  cmd->add_option("--recipe", o->recipe, "int8 | fp8 | int8_residual | fp8_residual | FILE.yaml")
+      ->capture_default_str();
+  cmd->add_option("--target", o->target, "cpu | trt (default: the recipe's, else cpu)")
+      ->check(CLI::IsMember({"cpu", "trt"}));
+  cmd->add_option("--calibrator", o->calibrator, "max | percentile | entropy | mse")
+      ->check(CLI::IsMember({"max", "percentile", "entropy", "mse"}));
+  o->percentile_option =
+      cmd->add_option("--percentile", o->percentile, "Percentile of |x| (percentile calibrator)")
+          ->check(CLI::Range(50.0, 100.0));
+  cmd->add_option("--calib-samples", o->calib_samples, "Use at most this many samples (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch", o->batch, "Calibration batch size")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_flag("--report", o->report_only, "Show the per-layer table without writing a model");
+  cmd->add_flag("--json", o->json, "Print the table as JSON (docs/formats/summary.md)");
+  cmd->add_flag("--random-calibration", o->random_calibration,
+                "Calibrate on random data (meaningless scales; for trying the pipeline)");
+  cmd->add_flag("--fp16-scales", o->fp16_scales, "Write float16 scales (opset 19)");
+  cmd->add_flag("--float-weights", o->float_weights,
+                "Keep weights in float behind Q/DQ instead of storing them quantized");
+  cmd->add_option("--threads", o->threads, "Threads for calibration")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->callback([o, exit_code] { *exit_code = Quantize(*o); });
+}
+
+}  // namespace qtune::cli
