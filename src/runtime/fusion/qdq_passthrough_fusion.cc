@@ -61,6 +61,11 @@ std::optional<PassThroughMatch> SelectPassThrough(ir::Node* op, const SizesByNam
   ir::Node* q = SoleConsumer(op->output(0));
   std::optional<QParams> out = q ? qdq::PerTensorParams(q, sizes) : std::nullopt;
   if (!out) return std::nullopt;
+  // Padding counted into an average is q = 0 in int8 but the zero point in real values.
+  if (IsDefaultOp(op, "AveragePool") && op->GetInt("count_include_pad", 0) != 0 &&
+      out->zero_point_value != 0) {
+    return std::nullopt;
+  }
   PassThroughMatch m{op, q, {}};
   for (size_t i = 0; i < data_inputs; ++i) {
     ir::Node* dq = qdq::DequantizeProducer(op->input(i));

@@ -168,6 +168,9 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelReques
     parts.sum = sum_md;
     parts.sum_in_dst = attrs->sum_in_dst;
     parts.sum_binary = attrs->sum_binary;
+    parts.sum_dequantized = attrs->sum_dequantized;
+    parts.sum_scale = params->sum_scale;
+    parts.sum_zero_point = params->sum_zero_point;
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnQuantKernel>(std::move(parts));
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);

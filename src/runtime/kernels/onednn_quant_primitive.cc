@@ -60,6 +60,18 @@ bool AppendScaledActivation(const Activation& a, float d, float t, dnnl::post_op
   return true;
 }
 
+// dst[i] = scale * (q[i] - zero_point) for an int8/uint8 q (same layout as dst).
+void DequantizeInto(const Tensor& q, float scale, int32_t zero_point, float* dst) {
+  const int64_t n = q.num_elements();
+  if (q.dtype() == DataType::kUint8) {
+    const uint8_t* src = q.data<uint8_t>();
+    for (int64_t i = 0; i < n; ++i) dst[i] = scale * static_cast<float>(src[i] - zero_point);
+  } else {
+    const int8_t* src = q.data<int8_t>();
+    for (int64_t i = 0; i < n; ++i) dst[i] = scale * static_cast<float>(src[i] - zero_point);
+  }
+}
+
 }  // namespace
 
 std::optional<QuantPrimitiveAttributes> MakeQuantAttributes(const ir::Node& node,
@@ -71,7 +83,8 @@ std::optional<QuantPrimitiveAttributes> MakeQuantAttributes(const ir::Node& node
   out.sum_in_dst = (p.sum == QuantSumKind::kQuantized && p.quantized_output) ||
                    (float_sum && !p.quantized_output);
   out.sum_binary = float_sum && p.quantized_output;
-  if (p.sum == QuantSumKind::kQuantized && !p.quantized_output) return std::nullopt;
+  out.sum_dequantized = p.sum == QuantSumKind::kQuantized && !p.quantized_output;
+  out.sum_in_dst = out.sum_in_dst || out.sum_dequantized;
 
   Activation a = ReadActivation(node);
   const float t = p.quantized_output ? p.y_scale : 1.0f;
@@ -106,7 +119,7 @@ std::optional<QuantPrimitiveAttributes> MakeQuantAttributes(const ir::Node& node
   dnnl::post_ops ops;
   if (out.sum_binary) {
     ops.append_binary(alg::binary_add, options.sum_desc);
-  } else if (out.sum_in_dst && float_sum) {
+  } else if (out.sum_in_dst && (float_sum || out.sum_dequantized)) {
     ops.append_sum(1.0f / d);
   } else if (out.sum_in_dst) {
     dt sum_type = p.sum_type == DataType::kInt8 ? dt::s8 : dt::u8;
@@ -159,8 +172,9 @@ Status OnednnQuantKernel::Run(std::span<const Tensor> inputs, std::span<Tensor> 
     if (p_.bias) args[DNNL_ARG_BIAS] = *p_.bias;
     if (p_.sum_in_dst || p_.sum_binary) {
       const Tensor& sum = inputs[qlinear::kSum];
-      bool fits = p_.sum_binary ? sum.num_elements() == outputs[0].num_elements()
-                                : sum.byte_size() == outputs[0].byte_size();
+      bool fits = p_.sum_binary || p_.sum_dequantized
+                      ? sum.num_elements() == outputs[0].num_elements()
+                      : sum.byte_size() == outputs[0].byte_size();
       if (!fits) {
         return InternalError(p_.name + ": Sum " + sum.DebugString() +
                              " does not match the output " + outputs[0].DebugString() +
@@ -169,6 +183,8 @@ Status OnednnQuantKernel::Run(std::span<const Tensor> inputs, std::span<Tensor> 
       if (p_.sum_binary) {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             onednn::WrapMemory(p_.sum, sum.raw_data());
+      } else if (p_.sum_dequantized) {
+        DequantizeInto(sum, p_.sum_scale, p_.sum_zero_point, outputs[0].data<float>());
       } else if (sum.raw_data() != outputs[0].raw_data()) {
         std::memcpy(outputs[0].raw_data(), sum.raw_data(), outputs[0].byte_size());
       }

@@ -34,6 +34,9 @@ struct QuantPrimitiveAttributes {
   dnnl::memory::data_type dst_type = dnnl::memory::data_type::f32;
   bool sum_in_dst = false;  // a sum post-op: Sum must be in dst before execution
   bool sum_binary = false;  // post-op 0 is a binary add reading Sum
+  // A quantized Sum into a float output: Run dequantizes Sum into dst, then a float sum
+  // post-op adds it.
+  bool sum_dequantized = false;
 };
 
 struct QuantAttributeOptions {
@@ -45,8 +48,8 @@ struct QuantAttributeOptions {
   bool sum_zero_point_in_bias = false;
 };
 
-// The attributes for `params`, or nullopt when oneDNN cannot express them (a quantized Sum
-// into a float output, an activation oneDNN lacks).
+// The attributes for `params`, or nullopt when oneDNN cannot express them (an activation
+// oneDNN lacks).
 std::optional<QuantPrimitiveAttributes> MakeQuantAttributes(const ir::Node& node,
                                                             const QuantLinearParams& params,
                                                             const QuantAttributeOptions& options);
@@ -63,8 +66,9 @@ StatusOr<std::optional<QuantLinearParams>> ReadRequestParams(const KernelRequest
                                                              int64_t channels);
 
 // Runs one int8 primitive: src = input 0, constant weights and bias bound at creation, Sum
-// (input 9) copied into dst before a sum post-op (unless the plan placed dst in its buffer)
-// or bound as the binary post-op's operand.
+// (input 9) copied (or, quantized into a float dst, dequantized) into dst before a sum
+// post-op (unless the plan placed dst in its buffer), or bound as the binary post-op's
+// operand.
 class OnednnQuantKernel : public Kernel {
  public:
   struct Parts {
@@ -74,6 +78,10 @@ class OnednnQuantKernel : public Kernel {
     dnnl::memory weights;
     std::optional<dnnl::memory> bias;
     bool sum_in_dst = false, sum_binary = false;
+    // Sum is dequantized into the float dst before execution (sum_in_dst is then set too).
+    bool sum_dequantized = false;
+    float sum_scale = 1.0f;
+    int32_t sum_zero_point = 0;
   };
   explicit OnednnQuantKernel(Parts parts) : p_(std::move(parts)) {}
   std::string Describe() const override { return p_.name; }
