@@ -1,0 +1,117 @@
+// `qtune quantize` and `qtune eval` as a user runs them: exit codes, warnings, JSON.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace qtune {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+};
+
+Result Qtune(const std::string& args, bool with_stderr = true) {
+  std::string command =
+      std::string(QTUNE_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string M(const std::string& f) { return std::string(QTUNE_MODELS_DIR) + "/fmnist/" + f; }
+
+std::string Temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("qtune_qcli_" + std::to_string(getpid()) + "_" + name))
+      .string();
+}
+
+TEST(QuantizeCliTest, MissingCalibrationDataExits3) {
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + Temp("a.onnx"));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--calib"), std::string::npos) << r.out;
+}
+
+TEST(QuantizeCliTest, MissingOutputIsAUsageError) {
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --calib " + M("calib_512.npy"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+}
+
+TEST(QuantizeCliTest, FlagContradictingTheRecipeIsAUsageError) {
+  std::string recipe = Temp("trt.yaml");
+  std::ofstream(recipe) << "imports: {base: int8}\n$import: base\ntarget: trt\n";
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --random-calibration " +
+                   "--recipe " + recipe + " --target cpu");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--target"), std::string::npos) << r.out;
+  fs::remove(recipe);
+}
+
+TEST(QuantizeCliTest, RandomCalibrationWarnsLoudly) {
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --random-calibration");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("WARNING"), std::string::npos);
+  EXPECT_NE(r.out.find("MEANINGLESS"), std::string::npos);
+}
+
+TEST(QuantizeCliTest, ReportJsonListsLayersAndWritesNoModel) {
+  std::string out = Temp("never.onnx");
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
+                       M("calib_512.npy") + " -o " + out,
+                   /*with_stderr=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["target"], "cpu");
+  EXPECT_GE(j["quantized_layers"].get<int>(), 9);
+  EXPECT_TRUE(j["output"].is_null());
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& layer : j["layers"]) {
+    if (layer["quantized"].get<bool>() && layer["op"] == "Conv") {
+      EXPECT_GT(layer["input_amax"].get<double>(), 0.0) << layer.dump();
+      EXPECT_GT(layer["weight_amax"].get<double>(), 0.0) << layer.dump();
+    }
+  }
+}
+
+TEST(QuantizeCliTest, QuantizeThenEvalKeepsAccuracy) {
+  std::string out = Temp("int8.onnx");
+  Result q = Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +
+                   M("calib_512.npy"));
+  ASSERT_EQ(q.exit_code, 0) << q.out;
+  EXPECT_NE(q.out.find("wrote"), std::string::npos);
+  Result e = Qtune("eval " + M("fmnist_resnet.onnx") + " " + out + " --data " + M("test_2000.npy") +
+                       " --labels " + M("test_2000_labels.npy") + " --json --worst 5",
+                   /*with_stderr=*/false);
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  nlohmann::json j = nlohmann::json::parse(e.out);
+  EXPECT_EQ(j["samples"], 2000);
+  EXPECT_GE(j["top1_agreement"].get<double>(), 0.98);
+  EXPECT_LE(std::abs(j["accuracy_quantized"].get<double>() - j["accuracy_fp32"].get<double>()),
+            0.002);
+  EXPECT_GT(j["outputs"][0]["sqnr_db"].get<double>(), 25.0);
+  ASSERT_EQ(j["worst_layers"].size(), 5u);
+  double first = j["worst_layers"][0]["sqnr_db"].get<double>();
+  EXPECT_GT(first, 10.0);
+  EXPECT_LE(first, j["worst_layers"][4]["sqnr_db"].get<double>());
+  Result bad = Qtune("eval " + M("fmnist_resnet.onnx") + " " + out + " --data " +
+                     M("test_2000.npy") + " --labels " + M("calib_512.npy"));
+  EXPECT_EQ(bad.exit_code, 3) << bad.out;
+  fs::remove(out);
+}
+
+}  // namespace
+}  // namespace qtune
