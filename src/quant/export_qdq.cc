@@ -201,6 +201,11 @@ class Exporter {
     if (spec.has_q) {
       ir::Value* q_input = spec.source;
       if (fp16 && float_type != DataType::kFloat16) {
+        // The exporter treats an untyped source as float32; record that, so that cast
+        // folding (where missing types count as foldable) keeps this Cast.
+        if (q_input->dtype() == DataType::kUndefined) {
+          q_input->set_type({DataType::kFloat32, q_input->type().shape});
+        }
         ASSIGN_OR_RETURN(q_input, writer.Cast(q_input, DataType::kFloat16, "_to_fp16"));
       }
       ASSIGN_OR_RETURN(ir::Node * q,

@@ -243,6 +243,15 @@ TEST(ExportQdqTest, Fp16ScalesSkipGraphInputAndOverflowWithWarnings) {
   EXPECT_EQ(CountOps(*g, "Cast"), 2);
 }
 
+TEST(ExportQdqModelTest, Fp16ScalesOnFmnistRunInQtuneAndOnnxRuntime) {
+  // The loaded model has no types on intermediate tensors: the Casts the export adds must
+  // survive cast folding, or a float32 tensor would meet a float16 scale.
+  ExportOptions options;
+  options.fp16_scales = true;
+  ModelRun run = ExportAndRun(QuantFormat::kInt8, options, 19);
+  CheckRun(run, 0.97);
+}
+
 TEST(ExportQdqTest, ErrorsNameTheSite) {
   QuantPlan plan;
   plan.sites = {Activation("nope", {}, 1.0f)};
