@@ -63,6 +63,29 @@ TEST(OnednnUnary, EveryOpOverOddSizesAndBothLayouts) {
   }
 }
 
+// Clip with constant bounds (opset 11+ inputs, one bound omitted, opset 6 attributes).
+TEST(OnednnUnary, ClipWithConstantBounds) {
+  uint32_t seed = TestSeed(5104);
+  std::mt19937 rng(seed);
+  auto scalar = [](float v) { return Constant(Tensor::FromVector<float>({}, {v})); };
+  for (Layout layout : {Layout::kNhwc, Layout::kPlain}) {
+    UnaryOp clip{"Clip"};
+    KernelCase both = MakeUnaryCase(clip, {2, 17, 5, 3}, layout, rng, seed);
+    both.inputs.push_back(scalar(0.0f));
+    both.inputs.push_back(scalar(6.0f));
+    EXPECT_TRUE(CheckKernel(both));
+    KernelCase upper = MakeUnaryCase(clip, {1, 33, 4, 4}, layout, rng, seed);
+    upper.inputs.push_back(KernelInput{});
+    upper.inputs.push_back(scalar(1.5f));
+    EXPECT_TRUE(CheckKernel(upper));
+    KernelCase old = MakeUnaryCase(
+        UnaryOp{"Clip", {Attribute::Float("min", -1.0f), Attribute::Float("max", 2.0f)}},
+        {1, 7, 3, 5}, layout, rng, seed);
+    old.opset = 6;
+    EXPECT_TRUE(CheckKernel(old));
+  }
+}
+
 TEST(OnednnUnary, RanksOneToFive) {
   uint32_t seed = TestSeed(5102);
   std::mt19937 rng(seed);

@@ -1,6 +1,8 @@
 // oneDNN fp32 elementwise kernels: binary arithmetic with broadcasting (Add, Sub, Mul, Div,
 // Max, Min) and unary activations. Rank-4 operands run in kNhwc when their producer left
 // them there, so a chain of convolutions and elementwise ops needs no reorders.
+#include <limits>
+
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
 
@@ -153,6 +155,24 @@ std::optional<EltwiseParams> UnaryAlgorithm(const ir::Node& node) {
   return std::nullopt;
 }
 
+// Clip with bounds known at compile time (attributes before opset 11, constant inputs
+// after); nullopt when a bound is computed at run time.
+std::optional<EltwiseParams> ClipParams(const KernelRequest& r) {
+  float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (r.opset < 11) {
+    lo = r.node.GetFloat("min", lo);
+    hi = r.node.GetFloat("max", hi);
+  } else {
+    for (size_t i = 1; i < 3 && i < r.inputs.size(); ++i) {
+      if (r.inputs[i] == nullptr) continue;
+      const Tensor& bound = r.inputs[i]->constant;
+      if (!r.inputs[i]->has_constant() || bound.num_elements() != 1) return std::nullopt;
+      (i == 1 ? lo : hi) = bound.data<float>()[0];
+    }
+  }
+  return EltwiseParams{dnnl::algorithm::eltwise_clip_v2, lo, hi};
+}
+
 StatusOr<std::optional<KernelChoice>> CreateUnary(const KernelRequest& r, EltwiseParams params) {
   if (r.inputs.empty() || !r.inputs[0] || r.inputs[0]->has_constant()) return NotApplicable();
   const std::vector<int64_t>& sizes = r.inputs[0]->sizes;
@@ -169,7 +189,8 @@ StatusOr<std::optional<KernelChoice>> CreateUnary(const KernelRequest& r, Eltwis
       dnnl::eltwise_forward(pd), "eltwise:" + onednn::ImplName(pd),
       std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, md}},
       std::vector<std::optional<memory>>(1), md);
-  choice.input_layouts = {layout};
+  choice.input_layouts.assign(r.inputs.size(), Layout::kPlain);  // Clip's bounds: constants
+  choice.input_layouts[0] = layout;
   choice.output_layouts = {layout};
   return std::optional<KernelChoice>(std::move(choice));
 }
@@ -188,6 +209,9 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnElementwiseKernel(const Kernel
   try {
     if (auto alg = BinaryAlgorithm(node.op_type())) return CreateBinary(request, *alg);
     if (auto params = UnaryAlgorithm(node)) return CreateUnary(request, *params);
+    if (node.op_type() == "Clip") {
+      if (auto params = ClipParams(request)) return CreateUnary(request, *params);
+    }
     return NotApplicable();
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_unimplemented) return NotApplicable();
