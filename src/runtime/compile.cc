@@ -108,10 +108,10 @@ class PlanBuilder {
     if (options_.use_onednn) {
       for (KernelFactory factory :
            {&CreateOnednnQConvKernel, &CreateOnednnQMatMulKernel, &CreateQuantElementwiseKernel,
-            &CreateOnednnConvKernel, &CreateOnednnDeconvKernel, &CreateOnednnPoolKernel,
-            &CreateOnednnMatMulKernel, &CreateOnednnElementwiseKernel, &CreateOnednnResizeKernel,
-            &CreateOnednnConcatKernel, &CreateOnednnSoftmaxKernel, &CreateOnednnLayerNormKernel,
-            &CreateOnednnGeluKernel, &CreateOnednnBatchMatMulKernel,
+            &CreateQuantLookupKernel, &CreateOnednnConvKernel, &CreateOnednnDeconvKernel,
+            &CreateOnednnPoolKernel, &CreateOnednnMatMulKernel, &CreateOnednnElementwiseKernel,
+            &CreateOnednnResizeKernel, &CreateOnednnConcatKernel, &CreateOnednnSoftmaxKernel,
+            &CreateOnednnLayerNormKernel, &CreateOnednnGeluKernel, &CreateOnednnBatchMatMulKernel,
             &CreateOnednnTransposeKernel}) {
         ASSIGN_OR_RETURN(choice, factory(request));
         if (choice) break;

@@ -164,6 +164,7 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph, sizes));
   ASSIGN_OR_RETURN(report.qdq_passthrough, FuseQdqPassThrough(graph, sizes));
   ASSIGN_OR_RETURN(report.qdq_linear, FuseQdqLinear(graph, sizes));
+  ASSIGN_OR_RETURN(report.qdq_lookup, FuseQdqLookup(graph, sizes));
   RETURN_IF_ERROR(graph.SortTopologically());
   return report;
 }

@@ -40,6 +40,7 @@ void RegisterFusedKernels(ReferenceRegistry& registry) {
   RegisterMatMulBiasReference(registry);
   RegisterQuantFusedReference(registry);
   RegisterQuantAddReference(registry);
+  RegisterQuantLookupReference(registry);
 }
 
 }  // namespace qtune::runtime

@@ -31,9 +31,10 @@ struct FusionReport {
   int matmul_bias = 0;
   int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
   int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
+  int qdq_lookup = 0;       // qtune::QLookup
   int total() const {
     return activations + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
-           matmul_activation + qdq_passthrough + qdq_linear;
+           matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup;
   }
 };
 
@@ -53,5 +54,7 @@ StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes);  // ->
 // that Conv + activation / residual Add are already one FusedConv).
 StatusOr<int> FuseQdqPassThrough(ir::Graph& graph, const SizesByName& sizes);
 StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes);
+// DQ -> elementwise float chain -> Q into a 256-entry qtune::QLookup (qdq_lookup_fusion.cc).
+StatusOr<int> FuseQdqLookup(ir::Graph& graph, const SizesByName& sizes);
 
 }  // namespace qtune::runtime

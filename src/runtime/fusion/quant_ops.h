@@ -33,6 +33,12 @@
 //           6 y_scale  7 y_zero_point      (A, B: u8|s8 of equal sizes; scalars per tensor)
 //   attributes: activation ("" or "Relu")
 //   Y = quantize(activation(dq(A) + dq(B)), y_scale, y_zero_point)
+//
+// qtune::QLookup
+//   inputs  0 X (u8|s8)  1 Table (constant, 256 elements of the output type u8|s8)
+//   Y[i] = Table[X[i] - min(X's type)]: any per-tensor DQ -> elementwise float chain -> Q
+//   computed once for all 256 codes (qdq_lookup_fusion.cc builds the table with the
+//   reference kernels, so it is exact).
 #pragma once
 
 #include <cstddef>
@@ -42,12 +48,13 @@ namespace qtune::runtime {
 inline constexpr char kQConv[] = "QConv";
 inline constexpr char kQMatMul[] = "QMatMul";
 inline constexpr char kQAdd[] = "QAdd";
+inline constexpr char kQLookup[] = "QLookup";
 
 // Input positions shared by QConv and QMatMul.
 namespace qlinear {
-inline constexpr size_t kX = 0, kXScale = 1, kXZeroPoint = 2, kW = 3, kWScale = 4,
-                        kWZeroPoint = 5, kBias = 6, kYScale = 7, kYZeroPoint = 8, kSum = 9,
-                        kSumScale = 10, kSumZeroPoint = 11;
+inline constexpr size_t kX = 0, kXScale = 1, kXZeroPoint = 2, kW = 3, kWScale = 4, kWZeroPoint = 5,
+                        kBias = 6, kYScale = 7, kYZeroPoint = 8, kSum = 9, kSumScale = 10,
+                        kSumZeroPoint = 11;
 }  // namespace qlinear
 
 class ReferenceRegistry;
@@ -55,5 +62,6 @@ class ReferenceRegistry;
 // (quant_add_reference.cc).
 void RegisterQuantFusedReference(ReferenceRegistry& registry);
 void RegisterQuantAddReference(ReferenceRegistry& registry);
+void RegisterQuantLookupReference(ReferenceRegistry& registry);  // quant_lookup.cc
 
 }  // namespace qtune::runtime

@@ -83,6 +83,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRe
 StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelRequest& request);
+// qtune::QLookup (quant_lookup.cc): a 256-entry table per element, any layout.
+StatusOr<std::optional<KernelChoice>> CreateQuantLookupKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

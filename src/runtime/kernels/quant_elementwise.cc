@@ -21,6 +21,14 @@
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
 
+// The hot loops are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time
+// (the build targets baseline x86-64; these loops are memory-bound only with wide vectors).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define QTUNE_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define QTUNE_VECTOR_CLONES
+#endif
+
 namespace qtune::runtime {
 namespace {
 
@@ -84,7 +92,7 @@ struct AddParams {
 };
 
 template <typename TA, typename TB, typename TY>
-void QAddLoop(const TA* a, const TB* b, TY* y, int64_t n, const AddParams& p) {
+QTUNE_VECTOR_CLONES void QAddLoop(const TA* a, const TB* b, TY* y, int64_t n, const AddParams& p) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     float v =
@@ -206,22 +214,22 @@ struct LinearPlan {
 
 // Quantize one contiguous run with a fixed scale / zero point, or per-element ones.
 template <typename Q>
-void QuantizeRun(const float* x, Q* y, int64_t n, float scale, float zp) {
+QTUNE_VECTOR_CLONES void QuantizeRun(const float* x, Q* y, int64_t n, float scale, float zp) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = RoundAndSaturate<Q>(x[i] / scale, zp);
 }
 template <typename Q>
-void QuantizeRow(const float* x, Q* y, int64_t n, const float* scale, const float* zp) {
+QTUNE_VECTOR_CLONES void QuantizeRow(const float* x, Q* y, int64_t n, const float* scale, const float* zp) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = RoundAndSaturate<Q>(x[i] / scale[i], zp[i]);
 }
 template <typename T>
-void DequantizeRun(const T* x, float* y, int64_t n, float scale, int32_t zp) {
+QTUNE_VECTOR_CLONES void DequantizeRun(const T* x, float* y, int64_t n, float scale, int32_t zp) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = DequantizeFromInt(x[i], scale, zp);
 }
 template <typename T>
-void DequantizeRow(const T* x, float* y, int64_t n, const float* scale, const int32_t* zp) {
+QTUNE_VECTOR_CLONES void DequantizeRow(const T* x, float* y, int64_t n, const float* scale, const int32_t* zp) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = DequantizeFromInt(x[i], scale[i], zp[i]);
 }

@@ -43,12 +43,18 @@ StatusOr<std::vector<ValueInfo>> QAddShape(const ShapeArgs& args) {
   return std::vector<ValueInfo>{MakeInfo(args.input(7).dtype, args.input(0).sizes)};
 }
 
+StatusOr<std::vector<ValueInfo>> QLookupShape(const ShapeArgs& args) {
+  if (!args.has_input(0) || !args.has_input(1)) return ShapeError(args.node, "needs X and Table");
+  return std::vector<ValueInfo>{MakeInfo(args.input(1).dtype, args.input(0).sizes)};
+}
+
 }  // namespace
 
 void RegisterQuantFusedShapes(ShapeRegistry& registry) {
   registry.Register(kQConv, QConvShape);
   registry.Register(kQMatMul, QMatMulShape);
   registry.Register(kQAdd, QAddShape);
+  registry.Register(kQLookup, QLookupShape);
 }
 
 }  // namespace qtune::runtime
