@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # qtune's demo on the bundled example model (a Fashion-MNIST ResNet): describe it, run it
-# on 2000 real test images, and measure its latency. Usage: examples/demo.sh [BUILD_DIR]
+# on 2000 real test images, quantize it to INT8 with 512 calibration images, check the
+# accuracy of the quantized model against fp32, and measure both latencies.
+# Usage: examples/demo.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build}
@@ -17,5 +19,16 @@ echo "== qtune run $MODEL on models/fmnist/test_2000.npy"
 "$QTUNE" run "$MODEL" --input input=models/fmnist/test_2000.npy --output "$OUT/logits.npz"
 
 echo
-echo "== qtune bench $MODEL (batch 1, 1 thread)"
-"$QTUNE" bench "$MODEL" --shape input=1x1x28x28 --iters 200 --warmup 20
+echo "== qtune quantize $MODEL (INT8, calibrated on models/fmnist/calib_512.npy)"
+"$QTUNE" quantize "$MODEL" -o "$OUT/fmnist_int8.onnx" --calib models/fmnist/calib_512.npy
+
+echo
+echo "== qtune eval: fp32 vs INT8 on the 2000 test images"
+"$QTUNE" eval "$MODEL" "$OUT/fmnist_int8.onnx" --data models/fmnist/test_2000.npy \
+  --labels models/fmnist/test_2000_labels.npy
+
+for m in "$MODEL" "$OUT/fmnist_int8.onnx"; do
+  echo
+  echo "== qtune bench $m (batch 1, 1 thread)"
+  "$QTUNE" bench "$m" --shape input=1x1x28x28 --iters 200 --warmup 20
+done
