@@ -11,6 +11,7 @@
 #include "core/npy.h"
 #include "ir/onnx_io.h"
 #include "passes/pipeline.h"
+#include "runtime/kernels/onednn_context.h"
 #include "runtime/reference/registry.h"
 #include "runtime/session.h"
 #include "util/ort_peer.h"
@@ -131,6 +132,33 @@ TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
     EXPECT_LE(rel, std::max(0.02, 2 * ort_rel)) << "drifted from the unfused reference";
     if (!ort.empty()) EXPECT_LE(vs_ort, std::max(0.03, 2 * ort_rel));
   }
+}
+
+// Without an 8-bit dot product (no VNNI/AMX) oneDNN's u8 x s8 kernels saturate pair sums in
+// int16; full-range 8-bit weights then stay in the float path (DQ -> Conv -> Q), which
+// still computes the QDQ model exactly.
+TEST(QdqSafePath, WithoutInt8DotProductFullRangeWeightsStayFloat) {
+  std::unique_ptr<ir::Graph> model =
+      Cleaned(std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx");
+  std::vector<int64_t> sizes = {4, 1, 28, 28};
+  NamedTensors calib = {{"input", RandomInput(sizes, 1)}};
+  auto qdq = testing::BuildNaiveQdq(*model, calib, Style(true, true));
+  ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
+  onednn::ForceNoInt8DotProductForTesting(true);
+  auto session = Session::Create(**qdq, SessionOptions{});
+  ASSERT_TRUE(session.ok());
+  auto plan = (*session)->Prepare({{"input", sizes}});
+  onednn::ForceNoInt8DotProductForTesting(false);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  std::map<std::string, int> ops;
+  for (const PlanStep& step : (*plan)->steps) ++ops[step.op_type];
+  EXPECT_EQ(ops["QConv"], 0) << (*plan)->ToString();
+  EXPECT_GT(ops["Conv"] + ops["FusedConv"], 0);
+  NamedTensors inputs = {{"input", RandomInput(sizes, 2)}};
+  auto got = (*session)->Run(inputs);
+  auto want = RunReference(**qdq, inputs);
+  ASSERT_TRUE(got.ok() && want.ok());
+  EXPECT_LE(testing::RelativeL2((*got)[0].second, (*want)[0].second), 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, QdqModelTest, ::testing::ValuesIn(Cases()),

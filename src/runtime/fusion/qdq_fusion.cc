@@ -4,6 +4,7 @@
 // Without a following Q the fused op writes float32. Bias given as DequantizeLinear of an
 // int32 constant (ONNX Runtime's layout) becomes a float constant. Only per-tensor
 // activation quantization and per-tensor or per-output-channel weight quantization fuse.
+#include <algorithm>
 #include <optional>
 
 #include "runtime/fusion/fused_ops.h"
@@ -11,6 +12,7 @@
 #include "runtime/fusion/pattern_util.h"
 #include "runtime/fusion/qdq_match.h"
 #include "runtime/fusion/quant_ops.h"
+#include "runtime/kernels/onednn_context.h"
 
 namespace qtune::runtime {
 namespace {
@@ -43,6 +45,25 @@ struct LinearMatch {
 
 bool IsIntType(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
 
+// True when every w - w_zp lies in [-64, 63]: then u8 x s8 pair sums fit int16 and CPUs
+// without an 8-bit dot product (no VNNI/AMX) compute the int8 kernels exactly. Other
+// weights stay in the float path there (DQ -> float op -> Q), which is exact.
+bool FitsSevenBits(const Tensor& w, const ir::Value* zero_point, int64_t channel_axis) {
+  const Tensor* zp = zero_point != nullptr ? &zero_point->initializer() : nullptr;
+  const int64_t channels = zp != nullptr ? zp->num_elements() : 1;
+  const int64_t per_channel = w.num_elements() / std::max<int64_t>(channels, 1);
+  auto value = [](const Tensor& t, int64_t i) {
+    return t.dtype() == DataType::kInt8 ? int32_t{t.data<int8_t>()[i]}
+                                        : int32_t{t.data<uint8_t>()[i]};
+  };
+  for (int64_t i = 0; i < w.num_elements(); ++i) {
+    const int64_t channel = channel_axis == 0 ? i / per_channel : i % channels;
+    int32_t centered = value(w, i) - (zp != nullptr ? value(*zp, channels > 1 ? channel : 0) : 0);
+    if (centered < -64 || centered > 63) return false;
+  }
+  return true;
+}
+
 // DequantizeLinear of a rank-`rank` integer constant whose scale is a scalar or a vector
 // along `channel_axis` (the op's output-channel axis of the weight as stored).
 std::optional<WeightParams> ReadWeight(const ir::Value* w, size_t rank, int64_t channel_axis) {
@@ -73,6 +94,9 @@ std::optional<WeightParams> ReadWeight(const ir::Value* w, size_t rank, int64_t 
   if (zp != nullptr &&
       (!zp->is_initializer() || zp->initializer().dtype() != q->initializer().dtype() ||
        zp->initializer().num_elements() != s.num_elements())) {
+    return std::nullopt;
+  }
+  if (!onednn::HasInt8DotProduct() && !FitsSevenBits(q->initializer(), zp, channel_axis)) {
     return std::nullopt;
   }
   return WeightParams{q, scale, zp, {}};

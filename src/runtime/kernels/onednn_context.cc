@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <atomic>
+
 namespace qtune::runtime::onednn {
 
 dnnl::engine& Engine() {
@@ -90,5 +92,25 @@ Status FromDnnlError(const dnnl::error& e, const std::string& context) {
   return InternalError(context + ": oneDNN error " + std::to_string(static_cast<int>(e.status)) +
                        ": " + e.what());
 }
+
+namespace {
+std::atomic<bool> force_no_int8_dot{false};
+}  // namespace
+
+bool HasInt8DotProduct() {
+  if (force_no_int8_dot.load()) return false;
+  using isa = dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::avx2_vnni:
+    case isa::avx512_core_vnni:
+    case isa::avx512_core_bf16:
+    case isa::avx512_core_amx:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void ForceNoInt8DotProductForTesting(bool force) { force_no_int8_dot.store(force); }
 
 }  // namespace qtune::runtime::onednn

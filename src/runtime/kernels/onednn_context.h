@@ -39,4 +39,10 @@ bool IsReferenceImpl(const std::string& impl_name);
 
 Status FromDnnlError(const dnnl::error& e, const std::string& context);
 
+// True when the CPU has an 8-bit dot-product instruction (AVX512-VNNI, AVX-VNNI or AMX).
+// Without one, oneDNN's u8 x s8 kernels add pairs of products into int16 with saturation
+// (vpmaddubsw), which is wrong for weights beyond 7 bits. Tests may force false.
+bool HasInt8DotProduct();
+void ForceNoInt8DotProductForTesting(bool force);
+
 }  // namespace qtune::runtime::onednn
