@@ -84,19 +84,8 @@ Status Apply(ir::Graph& graph, const ActivationMatch& m) {
 }  // namespace
 
 StatusOr<int> FuseDecomposedActivations(ir::Graph& graph) {
-  int count = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::Node* node : graph.nodes()) {
-      if (auto match = Select(graph, node)) {
-        RETURN_IF_ERROR(Apply(graph, *match));
-        ++count;
-        changed = true;
-        break;
-      }
-    }
-  }
-  return count;
+  return pattern::FuseAll(
+      graph, [&](ir::Node* node) { return Select(graph, node); }, Apply);
 }
 
 }  // namespace qtune::runtime

@@ -121,36 +121,17 @@ std::optional<ConvMatch> SelectConvActivation(const ir::Graph& graph, ir::Node* 
   return m;
 }
 
-// Applies the first match, then searches again from the start: a rewrite frees nodes and
-// values that another match found in the same sweep could refer to.
-template <typename Selector>
-StatusOr<int> FuseAll(ir::Graph& graph, Selector select) {
-  int count = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::Node* node : graph.nodes()) {
-      if (auto match = select(graph, node)) {
-        RETURN_IF_ERROR(ApplyConvMatch(graph, *match));
-        ++count;
-        changed = true;
-        break;
-      }
-    }
-  }
-  return count;
-}
-
 }  // namespace
 
 StatusOr<int> FuseConvAdd(ir::Graph& graph, const SizesByName& sizes) {
-  return FuseAll(graph,
-                 [&](const ir::Graph& g, ir::Node* node) { return SelectConvAdd(g, node, sizes); });
+  return pattern::FuseAll(
+      graph, [&](ir::Node* node) { return SelectConvAdd(graph, node, sizes); }, ApplyConvMatch);
 }
 
 StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes) {
-  return FuseAll(graph, [&](const ir::Graph& g, ir::Node* node) {
-    return SelectConvActivation(g, node, sizes);
-  });
+  return pattern::FuseAll(
+      graph, [&](ir::Node* node) { return SelectConvActivation(graph, node, sizes); },
+      ApplyConvMatch);
 }
 
 StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {

@@ -72,19 +72,8 @@ Status ApplyMatMulBias(ir::Graph& graph, MatMulBiasMatch m) {
 }  // namespace
 
 StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes) {
-  int count = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::Node* node : graph.nodes()) {
-      if (auto match = SelectMatMulBias(node, sizes)) {
-        RETURN_IF_ERROR(ApplyMatMulBias(graph, std::move(*match)));
-        ++count;
-        changed = true;
-        break;
-      }
-    }
-  }
-  return count;
+  return pattern::FuseAll(
+      graph, [&](ir::Node* node) { return SelectMatMulBias(node, sizes); }, ApplyMatMulBias);
 }
 
 }  // namespace qtune::runtime

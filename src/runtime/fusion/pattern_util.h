@@ -90,4 +90,25 @@ inline StatusOr<ir::Node*> ReplaceChain(ir::Graph& graph, ir::NodeSpec spec, ir:
   return fused;
 }
 
+// Applies fusions until none matches: `select(node)` returns an optional match, and
+// `apply(graph, match)` rewrites it. After each rewrite the search starts again from the
+// first node (a rewrite frees nodes and values that another match found in the same sweep
+// could refer to). Returns how many matches were rewritten.
+template <typename Select, typename Apply>
+StatusOr<int> FuseAll(ir::Graph& graph, Select select, Apply apply) {
+  int count = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::Node* node : graph.nodes()) {
+      if (auto match = select(node)) {
+        RETURN_IF_ERROR(apply(graph, std::move(*match)));
+        ++count;
+        changed = true;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
 }  // namespace qtune::runtime::pattern

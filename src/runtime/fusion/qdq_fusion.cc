@@ -290,31 +290,16 @@ Status ApplyLinear(ir::Graph& graph, LinearMatch m) {
   return pattern::ReplaceChain(graph, std::move(spec), m.result, m.chain).status();
 }
 
-template <typename Selector>
-StatusOr<int> FuseAllLinear(ir::Graph& graph, Selector select) {
-  int count = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::Node* node : graph.nodes()) {
-      if (auto match = select(node)) {
-        RETURN_IF_ERROR(ApplyLinear(graph, std::move(*match)));
-        ++count;
-        changed = true;
-        break;
-      }
-    }
-  }
-  return count;
-}
-
 }  // namespace
 
 StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes) {
-  ASSIGN_OR_RETURN(int convs,
-                   FuseAllLinear(graph, [&](ir::Node* node) { return SelectQConv(node, sizes); }));
-  ASSIGN_OR_RETURN(int matmuls, FuseAllLinear(graph, [&](ir::Node* node) {
-                     return SelectQMatMul(graph, node, sizes);
-                   }));
+  ASSIGN_OR_RETURN(
+      int convs, pattern::FuseAll(
+                     graph, [&](ir::Node* node) { return SelectQConv(node, sizes); }, ApplyLinear));
+  ASSIGN_OR_RETURN(
+      int matmuls,
+      pattern::FuseAll(
+          graph, [&](ir::Node* node) { return SelectQMatMul(graph, node, sizes); }, ApplyLinear));
   RETURN_IF_ERROR(qdq::RemoveDeadQdqNodes(graph));
   return convs + matmuls;
 }

@@ -129,18 +129,9 @@ Status ApplyLookup(ir::Graph& graph, const LookupMatch& m) {
 }  // namespace
 
 StatusOr<int> FuseQdqLookup(ir::Graph& graph, const SizesByName& sizes) {
-  int count = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::Node* node : graph.nodes()) {
-      if (auto match = SelectLookup(node, sizes)) {
-        RETURN_IF_ERROR(ApplyLookup(graph, *match));
-        ++count;
-        changed = true;
-        break;
-      }
-    }
-  }
+  ASSIGN_OR_RETURN(int count, pattern::FuseAll(
+                                  graph, [&](ir::Node* node) { return SelectLookup(node, sizes); },
+                                  ApplyLookup));
   RETURN_IF_ERROR(qdq::RemoveDeadQdqNodes(graph));
   return count;
 }

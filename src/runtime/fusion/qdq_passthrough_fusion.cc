@@ -138,31 +138,14 @@ Status ApplyQAdd(ir::Graph& graph, const QAddMatch& m) {
   return pattern::ReplaceChain(graph, std::move(spec), m.y.node->output(0), chain).status();
 }
 
-template <typename Select, typename Apply>
-StatusOr<int> FuseAll(ir::Graph& graph, Select select, Apply apply) {
-  int count = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::Node* node : graph.nodes()) {
-      if (auto match = select(node)) {
-        RETURN_IF_ERROR(apply(graph, *match));
-        ++count;
-        changed = true;
-        break;
-      }
-    }
-  }
-  return count;
-}
-
 }  // namespace
 
 StatusOr<int> FuseQdqPassThrough(ir::Graph& graph, const SizesByName& sizes) {
-  ASSIGN_OR_RETURN(int moves, FuseAll(
+  ASSIGN_OR_RETURN(int moves, pattern::FuseAll(
                                   graph, [&](ir::Node* n) { return SelectPassThrough(n, sizes); },
                                   ApplyPassThrough));
   ASSIGN_OR_RETURN(int adds,
-                   FuseAll(
+                   pattern::FuseAll(
                        graph, [&](ir::Node* n) { return SelectQAdd(n, sizes); }, ApplyQAdd));
   RETURN_IF_ERROR(qdq::RemoveDeadQdqNodes(graph));
   return moves + adds;

@@ -12,21 +12,13 @@
 #include "runtime/fusion/quant_linear_params.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/reference/nn_util.h"
+#include "runtime/reference/quant_integer_accumulate.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
 namespace {
 
 using namespace qlinear;
-
-// (q - zero_point) for every element of an int8/uint8 tensor; `zero_points` has one entry
-// per `block` consecutive elements (block = all elements for a per-tensor zero point).
-std::vector<int32_t> Centered(const Tensor& t, const std::vector<int32_t>& zero_points,
-                              int64_t block) {
-  std::vector<int32_t> v = WidenInts(t);
-  for (size_t i = 0; i < v.size(); ++i) v[i] -= zero_points[block == 0 ? 0 : i / block];
-  return v;
-}
 
 // Float value of Sum's element i (dequantized when it is quantized).
 double SumValue(const QuantLinearParams& p, const Tensor& sum, int64_t i) {
@@ -75,53 +67,17 @@ StatusOr<std::vector<Tensor>> QConvReference(const KernelArgs& args) {
   const ir::Node& node = args.node;
   ASSIGN_OR_RETURN(const Tensor* x, nn::RequiredInput(args, kX, "X"));
   ASSIGN_OR_RETURN(const Tensor* w, nn::RequiredInput(args, kW, "W"));
-  if (x->rank() < 3 || w->rank() != x->rank()) {
-    return nn::NodeInvalid(node, "X is " + x->DebugString() + " and W " + w->DebugString() +
-                                     "; expected equal ranks >= 3 (N, C, spatial...)");
-  }
-  const int64_t batch = x->size(0), c_in = x->size(1), c_out = w->size(0);
-  const int64_t group = node.GetInt("group", 1);
-  if (group <= 0 || c_in % group != 0 || c_out % group != 0 || w->size(1) != c_in / group) {
-    return nn::NodeInvalid(node, "group " + std::to_string(group) + " does not fit X " +
-                                     x->DebugString() + " and W " + w->DebugString());
-  }
+  const quant::ConvOperandNames names{.x = "X", .w = "W"};
+  ASSIGN_OR_RETURN(int64_t c_out, quant::CheckIntegerConvShapes(node, *x, *w, names));
   ASSIGN_OR_RETURN(QuantLinearParams p, ReadQuantLinearParams(node, args.inputs, c_out));
-  std::vector<int64_t> kernel(w->sizes().begin() + 2, w->sizes().end());
-  if (node.GetInts("kernel_shape", kernel) != kernel) {
-    return nn::NodeInvalid(node, "kernel_shape does not match W " + w->DebugString());
-  }
-  std::vector<int64_t> spatial(x->sizes().begin() + 2, x->sizes().end());
-  ASSIGN_OR_RETURN(nn::WindowGeometry geo,
-                   nn::ComputeWindowGeometry(node, spatial, kernel, nn::WindowOptions{}));
-
-  const int64_t in_spatial = nn::Product(geo.input), out_spatial = nn::Product(geo.output);
-  const int64_t kernel_size = nn::Product(geo.kernel);
-  const int64_t c_per_group = c_in / group, m_per_group = c_out / group;
-  const std::vector<int32_t> xc = Centered(*x, {p.x_zero_point}, 0);
-  const std::vector<int32_t> wc = Centered(*w, p.w_zero_point, c_per_group * kernel_size);
-  std::vector<int64_t> y_sizes = {batch, c_out};
-  y_sizes.insert(y_sizes.end(), geo.output.begin(), geo.output.end());
-  std::vector<int64_t> acc(batch * c_out * out_spatial, 0);
-  std::vector<int64_t> out_index(geo.output.size(), 0);
-  nn::Window window;
-  for (int64_t s = 0; s < out_spatial; ++s, nn::NextIndex(out_index, geo.output)) {
-    nn::ComputeWindow(geo, out_index, &window);
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t m = 0; m < c_out; ++m) {
-        const int64_t g = m / m_per_group;
-        int64_t sum = 0;
-        for (int64_t c = 0; c < c_per_group; ++c) {
-          const int32_t* x_plane = xc.data() + (b * c_in + g * c_per_group + c) * in_spatial;
-          const int32_t* w_kernel = wc.data() + (m * c_per_group + c) * kernel_size;
-          for (const nn::WindowTap& tap : window.taps) {
-            sum += int64_t{x_plane[tap.input_offset]} * w_kernel[tap.kernel_offset];
-          }
-        }
-        acc[(b * c_out + m) * out_spatial + s] = sum;
-      }
-    }
-  }
-  return Finish(args, p, acc, y_sizes, [&](int64_t i) { return (i / out_spatial) % c_out; });
+  const quant::IntegerConvOperands operands{.x = x,
+                                            .w = w,
+                                            .x_zero_point = p.x_zero_point,
+                                            .w_zero_points = &p.w_zero_point,
+                                            .names = names};
+  ASSIGN_OR_RETURN(quant::IntegerConvAccumulation acc,
+                   quant::AccumulateIntegerConv(node, operands));
+  return Finish(args, p, acc.sums, acc.y_sizes, [&](int64_t i) { return acc.ChannelOf(i); });
 }
 
 StatusOr<std::vector<Tensor>> QMatMulReference(const KernelArgs& args) {
@@ -134,7 +90,7 @@ StatusOr<std::vector<Tensor>> QMatMulReference(const KernelArgs& args) {
   }
   const int64_t k = w->size(0), n = w->size(1), rows = a->num_elements() / k;
   ASSIGN_OR_RETURN(QuantLinearParams p, ReadQuantLinearParams(node, args.inputs, n));
-  const std::vector<int32_t> ac = Centered(*a, {p.x_zero_point}, 0);
+  const std::vector<int32_t> ac = quant::CenteredBytes(*a, {p.x_zero_point}, 0);
   std::vector<int32_t> wc = WidenInts(*w);
   for (size_t i = 0; i < wc.size(); ++i) wc[i] -= p.w_zero_point[i % n];
   std::vector<int64_t> acc(rows * n, 0);

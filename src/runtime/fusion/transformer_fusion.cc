@@ -292,32 +292,15 @@ Status ApplyGelu(ir::Graph& graph, const GeluMatch& m) {
   return pattern::ReplaceChain(graph, std::move(spec), m.result, m.nodes).status();
 }
 
-// Applies the first match, then searches again from the start: a rewrite frees nodes
-// that another match found in the same sweep could refer to.
-template <typename Selector, typename Action>
-StatusOr<int> FuseAll(ir::Graph& graph, Selector select, Action apply) {
-  int count = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::Node* node : graph.nodes()) {
-      if (auto match = select(node)) {
-        RETURN_IF_ERROR(apply(graph, std::move(*match)));
-        ++count;
-        changed = true;
-        break;
-      }
-    }
-  }
-  return count;
-}
-
 }  // namespace
 
 StatusOr<int> FuseDecomposedLayerNorm(ir::Graph& graph, const SizesByName& sizes) {
-  return FuseAll(
+  return pattern::FuseAll(
       graph, [&](ir::Node* node) { return SelectLayerNorm(node, sizes); }, ApplyLayerNorm);
 }
 
-StatusOr<int> FuseDecomposedGelu(ir::Graph& graph) { return FuseAll(graph, SelectGelu, ApplyGelu); }
+StatusOr<int> FuseDecomposedGelu(ir::Graph& graph) {
+  return pattern::FuseAll(graph, SelectGelu, ApplyGelu);
+}
 
 }  // namespace qtune::runtime
