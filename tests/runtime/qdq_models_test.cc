@@ -130,7 +130,9 @@ TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
     std::printf("%s %s: relative L2 qtune-reference %.3g, ORT-reference %.3g, qtune-ORT %.3g\n",
                 c.name.c_str(), names[i].c_str(), rel, ort_rel, vs_ort);
     EXPECT_LE(rel, std::max(0.02, 2 * ort_rel)) << "drifted from the unfused reference";
-    if (!ort.empty()) EXPECT_LE(vs_ort, std::max(0.03, 2 * ort_rel));
+    if (!ort.empty()) {
+      EXPECT_LE(vs_ort, std::max(0.03, 2 * ort_rel));
+    }
   }
 }
 
