@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/reference/nn_util.h"
+#include "runtime/reference/quant_integer_accumulate.h"
 #include "runtime/reference/quant_kernels.h"
 #include "runtime/reference/tensor_util.h"
 
@@ -208,10 +209,7 @@ StatusOr<std::vector<Tensor>> MatMulInteger(const KernelArgs& args) {
   ASSIGN_OR_RETURN(std::vector<int32_t> b_zp,
                    LineZeroPoints(node, ob, b, b_zp_tensor, false, "b_zero_point"));
   ASSIGN_OR_RETURN(MatMulAccumulation acc, AccumulateMatMul(node, a, oa, a_zp, b, ob, b_zp));
-  ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(DataType::kInt32, acc.y_sizes));
-  int32_t* out = y.data<int32_t>();
-  // Modulo 2^32, as an int32 accumulator would wrap (C++20 defines the conversion).
-  for (size_t i = 0; i < acc.sums.size(); ++i) out[i] = static_cast<int32_t>(acc.sums[i]);
+  ASSIGN_OR_RETURN(Tensor y, WrapToInt32(acc.sums, acc.y_sizes));
   return std::vector<Tensor>{std::move(y)};
 }
 

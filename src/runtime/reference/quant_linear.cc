@@ -34,117 +34,117 @@ std::vector<float> ReadFloats(const Tensor& t) {
   return values;
 }
 
-// The scales of a QuantizeLinear: dividing by them must make sense.
-Status CheckQuantizeScales(const ir::Node& node, const std::vector<float>& scales) {
-  for (float s : scales) {
-    if (!(s > 0) || !std::isfinite(s)) {
-      return NodeError(node, "y_scale holds " + std::to_string(s) +
-                                 "; quantization scales must be positive and finite");
-    }
-  }
-  return Status::Ok();
+// The operands of a QuantizeLinear / DequantizeLinear, checked against each other: x, its
+// scale and zero point (read as float32 whatever their storage type) and how they apply to
+// x's elements. Borrows from the KernelArgs it was read from.
+struct LinearQuantOperands {
+  const Tensor* x = nullptr;
+  const Tensor* zero_point = nullptr;  // null when omitted
+  DataType y_type = DataType::kUndefined;
+  quant::ParamLayout layout;
+  std::vector<float> scales;
+  std::vector<float> zero_points;  // zeros when the zero point is omitted
+};
+
+// quant::QuantizeOutputType or quant::DequantizeOutputType.
+using OutputTypeRule = StatusOr<DataType> (*)(const ir::Node& node, int64_t opset, DataType x,
+                                              DataType scale, DataType zero_point);
+
+// Inputs: x, scale, zero point (optional). The output type follows `output_type`.
+StatusOr<LinearQuantOperands> ReadLinearQuantOperands(const KernelArgs& args,
+                                                      OutputTypeRule output_type) {
+  RETURN_IF_ERROR(CheckInputCount(args, 2, 3));
+  const Tensor& x = args.inputs[0];
+  const Tensor& scale = args.inputs[1];
+  const Tensor* zp = HasInput(args, 2) ? &args.inputs[2] : nullptr;
+  LinearQuantOperands operands{.x = &x, .zero_point = zp};
+  ASSIGN_OR_RETURN(operands.y_type, output_type(args.node, args.opset, x.dtype(), scale.dtype(),
+                                                zp ? zp->dtype() : DataType::kUndefined));
+  ASSIGN_OR_RETURN(operands.layout,
+                   quant::ResolveParamLayout(args.node, args.opset, x.sizes(), scale.sizes(),
+                                             zp ? &zp->sizes() : nullptr));
+  operands.scales = ReadFloats(scale);
+  operands.zero_points = zp ? ReadFloats(*zp) : std::vector<float>(operands.scales.size(), 0.0f);
+  return operands;
 }
 
-template <typename Q>
-void QuantizeInts(const Tensor& x, const quant::ParamLayout& layout,
-                  const std::vector<float>& scales, const std::vector<float>& zero_points,
-                  Tensor& y) {
-  Q* out = y.data<Q>();
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    const int64_t p = layout.ParamIndex(i);
-    out[i] = QuantizeToInt<Q>(LoadFloat(x, i), scales[p], static_cast<int32_t>(zero_points[p]));
-  }
+// Calls visit(i, p) for every element i of x (row-major) with p the index of the scale and
+// zero point that apply to it: per tensor, per axis or blocked, as `layout` says.
+template <typename Visit>
+void ForEachElement(const Tensor& x, const quant::ParamLayout& layout, Visit&& visit) {
+  for (int64_t i = 0; i < x.num_elements(); ++i) visit(i, layout.ParamIndex(i));
 }
 
-void QuantizeFloat8(const Tensor& x, const quant::ParamLayout& layout,
-                    const std::vector<float>& scales, const std::vector<float>& zero_points,
-                    bool saturate, Tensor& y) {
-  uint8_t* out = y.data<uint8_t>();
-  const bool e4m3 = y.dtype() == DataType::kFloat8E4M3FN;
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    const int64_t p = layout.ParamIndex(i);
-    const float v = LoadFloat(x, i) / scales[p] + zero_points[p];
-    out[i] = e4m3 ? FloatToFloat8E4M3FN(v, saturate) : FloatToFloat8E5M2(v, saturate);
-  }
+// Calls visit(Q{}) with Q the C++ type of the integer `type` (uint8, int8, uint16, int16,
+// int32) and returns true; returns false for any other type.
+template <typename Visit>
+bool VisitIntegerType(DataType type, Visit&& visit) {
+  const auto visit_if = [&]<typename Q>(DataType q_type, Q) {
+    if (type != q_type) return false;
+    visit(Q{});
+    return true;
+  };
+  return visit_if(DataType::kUint8, uint8_t{}) || visit_if(DataType::kInt8, int8_t{}) ||
+         visit_if(DataType::kUint16, uint16_t{}) || visit_if(DataType::kInt16, int16_t{}) ||
+         visit_if(DataType::kInt32, int32_t{});
+}
+
+bool IsSupportedFloat8(DataType type) {
+  return type == DataType::kFloat8E4M3FN || type == DataType::kFloat8E5M2;
 }
 
 // y = saturate(round(x / y_scale) + y_zero_point).
 StatusOr<std::vector<Tensor>> QuantizeLinear(const KernelArgs& args) {
   const ir::Node& node = args.node;
-  RETURN_IF_ERROR(CheckInputCount(args, 2, 3));
-  const Tensor& x = args.inputs[0];
-  const Tensor& scale = args.inputs[1];
-  const Tensor* zp = HasInput(args, 2) ? &args.inputs[2] : nullptr;
-  ASSIGN_OR_RETURN(DataType y_type,
-                   quant::QuantizeOutputType(node, args.opset, x.dtype(), scale.dtype(),
-                                             zp ? zp->dtype() : DataType::kUndefined));
-  ASSIGN_OR_RETURN(quant::ParamLayout layout,
-                   quant::ResolveParamLayout(node, args.opset, x.sizes(), scale.sizes(),
-                                             zp ? &zp->sizes() : nullptr));
-  const std::vector<float> scales = ReadFloats(scale);
-  RETURN_IF_ERROR(CheckQuantizeScales(node, scales));
-  const std::vector<float> zero_points =
-      zp ? ReadFloats(*zp) : std::vector<float>(scales.size(), 0.0f);
-  ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(y_type, x.sizes()));
-  switch (y_type) {
-    case DataType::kUint8:
-      QuantizeInts<uint8_t>(x, layout, scales, zero_points, y);
-      break;
-    case DataType::kInt8:
-      QuantizeInts<int8_t>(x, layout, scales, zero_points, y);
-      break;
-    case DataType::kUint16:
-      QuantizeInts<uint16_t>(x, layout, scales, zero_points, y);
-      break;
-    case DataType::kInt16:
-      QuantizeInts<int16_t>(x, layout, scales, zero_points, y);
-      break;
-    case DataType::kFloat8E4M3FN:
-    case DataType::kFloat8E5M2:
-      QuantizeFloat8(x, layout, scales, zero_points, node.GetInt("saturate", 1) != 0, y);
-      break;
-    default:
-      return reference::UnsupportedType(node, y_type, "the output");
+  ASSIGN_OR_RETURN(LinearQuantOperands in,
+                   ReadLinearQuantOperands(args, &quant::QuantizeOutputType));
+  for (float s : in.scales) {  // dividing by them must make sense
+    if (!(s > 0) || !std::isfinite(s)) {
+      return NodeError(node, "y_scale holds " + std::to_string(s) +
+                                 "; quantization scales must be positive and finite");
+    }
+  }
+  const Tensor& x = *in.x;
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(in.y_type, x.sizes()));
+  // QuantizeOutputType never yields int32, so the int32 case is not reached.
+  const bool integer_output = VisitIntegerType(in.y_type, [&]<typename Q>(Q) {
+    Q* out = y.data<Q>();
+    ForEachElement(x, in.layout, [&](int64_t i, int64_t p) {
+      out[i] =
+          QuantizeToInt<Q>(LoadFloat(x, i), in.scales[p], static_cast<int32_t>(in.zero_points[p]));
+    });
+  });
+  if (!integer_output) {
+    if (!IsSupportedFloat8(in.y_type)) {
+      return reference::UnsupportedType(node, in.y_type, "the output");
+    }
+    uint8_t* out = y.data<uint8_t>();
+    const bool e4m3 = in.y_type == DataType::kFloat8E4M3FN;
+    const bool saturate = node.GetInt("saturate", 1) != 0;
+    ForEachElement(x, in.layout, [&](int64_t i, int64_t p) {
+      const float v = LoadFloat(x, i) / in.scales[p] + in.zero_points[p];
+      out[i] = e4m3 ? FloatToFloat8E4M3FN(v, saturate) : FloatToFloat8E5M2(v, saturate);
+    });
   }
   return std::vector<Tensor>{std::move(y)};
-}
-
-template <typename Q>
-void DequantizeInts(const Tensor& x, const quant::ParamLayout& layout,
-                    const std::vector<float>& scales, const std::vector<int32_t>& zero_points,
-                    std::vector<float>& y) {
-  const Q* in = x.data<Q>();
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    const int64_t p = layout.ParamIndex(i);
-    y[i] = DequantizeFromInt<Q>(in[i], scales[p], zero_points[p]);
-  }
 }
 
 // y = (x - x_zero_point) * x_scale.
 StatusOr<std::vector<Tensor>> DequantizeLinear(const KernelArgs& args) {
   const ir::Node& node = args.node;
-  RETURN_IF_ERROR(CheckInputCount(args, 2, 3));
-  const Tensor& x = args.inputs[0];
-  const Tensor& scale = args.inputs[1];
-  const Tensor* zp = HasInput(args, 2) ? &args.inputs[2] : nullptr;
-  ASSIGN_OR_RETURN(DataType y_type,
-                   quant::DequantizeOutputType(node, args.opset, x.dtype(), scale.dtype(),
-                                               zp ? zp->dtype() : DataType::kUndefined));
-  ASSIGN_OR_RETURN(quant::ParamLayout layout,
-                   quant::ResolveParamLayout(node, args.opset, x.sizes(), scale.sizes(),
-                                             zp ? &zp->sizes() : nullptr));
-  const std::vector<float> scales = ReadFloats(scale);
-  for (float s : scales) {
+  ASSIGN_OR_RETURN(LinearQuantOperands in,
+                   ReadLinearQuantOperands(args, &quant::DequantizeOutputType));
+  for (float s : in.scales) {
     if (!std::isfinite(s)) {
       return NodeError(node, "x_scale holds " + std::to_string(s) + "; scales must be finite");
     }
   }
-  const std::vector<float> zp_floats =
-      zp ? ReadFloats(*zp) : std::vector<float>(scales.size(), 0.0f);
-  std::vector<int32_t> zp_ints(zp_floats.size(), 0);
-  if (zp != nullptr && IsInteger(zp->dtype())) {
+  const Tensor& x = *in.x;
+  // Integer zero points exactly (an int32 one need not fit a float).
+  std::vector<int32_t> zp_ints(in.zero_points.size(), 0);
+  if (in.zero_point != nullptr && IsInteger(in.zero_point->dtype())) {
     for (size_t i = 0; i < zp_ints.size(); ++i) {
-      zp_ints[i] = static_cast<int32_t>(LoadAsDouble(*zp, static_cast<int64_t>(i)));
+      zp_ints[i] = static_cast<int32_t>(LoadAsDouble(*in.zero_point, static_cast<int64_t>(i)));
     }
   }
   if (x.dtype() == DataType::kInt32 &&
@@ -152,33 +152,19 @@ StatusOr<std::vector<Tensor>> DequantizeLinear(const KernelArgs& args) {
     return NodeError(node, "an int32 x must have a zero x_zero_point (ONNX: int32 has none)");
   }
   std::vector<float> y(x.num_elements());
-  switch (x.dtype()) {
-    case DataType::kUint8:
-      DequantizeInts<uint8_t>(x, layout, scales, zp_ints, y);
-      break;
-    case DataType::kInt8:
-      DequantizeInts<int8_t>(x, layout, scales, zp_ints, y);
-      break;
-    case DataType::kUint16:
-      DequantizeInts<uint16_t>(x, layout, scales, zp_ints, y);
-      break;
-    case DataType::kInt16:
-      DequantizeInts<int16_t>(x, layout, scales, zp_ints, y);
-      break;
-    case DataType::kInt32:
-      DequantizeInts<int32_t>(x, layout, scales, zp_ints, y);
-      break;
-    case DataType::kFloat8E4M3FN:
-    case DataType::kFloat8E5M2:
-      for (int64_t i = 0; i < x.num_elements(); ++i) {
-        const int64_t p = layout.ParamIndex(i);
-        y[i] = (LoadFloat(x, i) - zp_floats[p]) * scales[p];
-      }
-      break;
-    default:
-      return reference::UnsupportedType(node, x.dtype(), "x");
+  const bool integer_input = VisitIntegerType(x.dtype(), [&]<typename Q>(Q) {
+    const Q* data = x.data<Q>();
+    ForEachElement(x, in.layout, [&](int64_t i, int64_t p) {
+      y[i] = DequantizeFromInt<Q>(data[i], in.scales[p], zp_ints[p]);
+    });
+  });
+  if (!integer_input) {
+    if (!IsSupportedFloat8(x.dtype())) return reference::UnsupportedType(node, x.dtype(), "x");
+    ForEachElement(x, in.layout, [&](int64_t i, int64_t p) {
+      y[i] = (LoadFloat(x, i) - in.zero_points[p]) * in.scales[p];
+    });
   }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(y_type, x.sizes()));
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(in.y_type, x.sizes()));
   for (int64_t i = 0; i < x.num_elements(); ++i) reference::StoreFromDouble(out, i, y[i]);
   return std::vector<Tensor>{std::move(out)};
 }

@@ -12,10 +12,19 @@ DataType TypeOf(const ShapeArgs& args, size_t i) {
   return args.has_input(i) ? args.input(i).dtype : DataType::kUndefined;
 }
 
-StatusOr<std::vector<ValueInfo>> QuantizeLinearShape(const ShapeArgs& args) {
-  if (!args.has_input(0) || !args.has_input(1)) return ShapeError(args.node, "needs x and y_scale");
-  ASSIGN_OR_RETURN(DataType y, quant::QuantizeOutputType(args.node, args.opset, TypeOf(args, 0),
-                                                         TypeOf(args, 1), TypeOf(args, 2)));
+// quant::QuantizeOutputType or quant::DequantizeOutputType.
+using OutputTypeRule = StatusOr<DataType> (*)(const ir::Node& node, int64_t opset, DataType x,
+                                              DataType scale, DataType zero_point);
+
+// QuantizeLinear / DequantizeLinear: x's sizes in the type `output_type` gives, once the
+// scale (input 1, named `scale_name`) and zero point fit x.
+StatusOr<std::vector<ValueInfo>> LinearQuantShape(const ShapeArgs& args, OutputTypeRule output_type,
+                                                  const char* scale_name) {
+  if (!args.has_input(0) || !args.has_input(1)) {
+    return ShapeError(args.node, std::string("needs x and ") + scale_name);
+  }
+  ASSIGN_OR_RETURN(DataType y, output_type(args.node, args.opset, TypeOf(args, 0), TypeOf(args, 1),
+                                           TypeOf(args, 2)));
   RETURN_IF_ERROR(quant::ResolveParamLayout(args.node, args.opset, args.input(0).sizes,
                                             args.input(1).sizes,
                                             args.has_input(2) ? &args.input(2).sizes : nullptr)
@@ -23,15 +32,12 @@ StatusOr<std::vector<ValueInfo>> QuantizeLinearShape(const ShapeArgs& args) {
   return std::vector<ValueInfo>{MakeInfo(y, args.input(0).sizes)};
 }
 
+StatusOr<std::vector<ValueInfo>> QuantizeLinearShape(const ShapeArgs& args) {
+  return LinearQuantShape(args, &quant::QuantizeOutputType, "y_scale");
+}
+
 StatusOr<std::vector<ValueInfo>> DequantizeLinearShape(const ShapeArgs& args) {
-  if (!args.has_input(0) || !args.has_input(1)) return ShapeError(args.node, "needs x and x_scale");
-  ASSIGN_OR_RETURN(DataType y, quant::DequantizeOutputType(args.node, args.opset, TypeOf(args, 0),
-                                                           TypeOf(args, 1), TypeOf(args, 2)));
-  RETURN_IF_ERROR(quant::ResolveParamLayout(args.node, args.opset, args.input(0).sizes,
-                                            args.input(1).sizes,
-                                            args.has_input(2) ? &args.input(2).sizes : nullptr)
-                      .status());
-  return std::vector<ValueInfo>{MakeInfo(y, args.input(0).sizes)};
+  return LinearQuantShape(args, &quant::DequantizeOutputType, "x_scale");
 }
 
 StatusOr<std::vector<ValueInfo>> DynamicQuantizeLinearShape(const ShapeArgs& args) {
