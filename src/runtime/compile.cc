@@ -107,12 +107,12 @@ class PlanBuilder {
     std::optional<KernelChoice> choice;
     if (options_.use_onednn) {
       for (KernelFactory factory :
-           {&CreateOnednnQConvKernel, &CreateOnednnQMatMulKernel, &CreateQuantElementwiseKernel,
-            &CreateQuantLookupKernel, &CreateOnednnConvKernel, &CreateOnednnDeconvKernel,
-            &CreateOnednnPoolKernel, &CreateOnednnMatMulKernel, &CreateOnednnElementwiseKernel,
-            &CreateOnednnResizeKernel, &CreateOnednnConcatKernel, &CreateOnednnSoftmaxKernel,
-            &CreateOnednnLayerNormKernel, &CreateOnednnGeluKernel, &CreateOnednnBatchMatMulKernel,
-            &CreateOnednnTransposeKernel}) {
+           {&CreateOnednnQConvKernel, &CreateOnednnQDeconvKernel, &CreateOnednnQMatMulKernel,
+            &CreateQuantElementwiseKernel, &CreateQuantLookupKernel, &CreateOnednnConvKernel,
+            &CreateOnednnDeconvKernel, &CreateOnednnPoolKernel, &CreateOnednnMatMulKernel,
+            &CreateOnednnElementwiseKernel, &CreateOnednnResizeKernel, &CreateOnednnConcatKernel,
+            &CreateOnednnSoftmaxKernel, &CreateOnednnLayerNormKernel, &CreateOnednnGeluKernel,
+            &CreateOnednnBatchMatMulKernel, &CreateOnednnTransposeKernel}) {
         ASSIGN_OR_RETURN(choice, factory(request));
         if (choice) break;
       }

@@ -1,5 +1,6 @@
 // QDQ fusion of the linear ops (see quant_ops.h):
 //   DQ(x), DQ(w const) -> Conv | FusedConv [Sum = DQ(s) or float] [-> Q]     => qtune::QConv
+//   DQ(x), DQ(w const, axis 1) -> ConvTranspose (group 1) [-> Q]      => qtune::QConvTranspose
 //   DQ(a), DQ(w const) -> MatMul | Gemm [-> Add(bias)] [-> activation] [-> Q] => qtune::QMatMul
 // Without a following Q the fused op writes float32. Bias given as DequantizeLinear of an
 // int32 constant (ONNX Runtime's layout) becomes a float constant. Only per-tensor
@@ -29,7 +30,7 @@ struct WeightParams {
 };
 
 struct LinearMatch {
-  const char* op_type = nullptr;  // kQConv or kQMatMul
+  const char* op_type = nullptr;  // kQConv, kQConvTranspose or kQMatMul
   ir::Node* op = nullptr;
   std::vector<ir::Node*> chain;  // nodes the fused op replaces, op first
   ir::Value* result = nullptr;   // the chain's last value
@@ -51,13 +52,14 @@ bool IsIntType(DataType t) { return t == DataType::kInt8 || t == DataType::kUint
 bool FitsSevenBits(const Tensor& w, const ir::Value* zero_point, int64_t channel_axis) {
   const Tensor* zp = zero_point != nullptr ? &zero_point->initializer() : nullptr;
   const int64_t channels = zp != nullptr ? zp->num_elements() : 1;
-  const int64_t per_channel = w.num_elements() / std::max<int64_t>(channels, 1);
+  int64_t inner = 1;  // elements between consecutive channels on channel_axis
+  for (size_t d = static_cast<size_t>(channel_axis) + 1; d < w.rank(); ++d) inner *= w.size(d);
   auto value = [](const Tensor& t, int64_t i) {
     return t.dtype() == DataType::kInt8 ? int32_t{t.data<int8_t>()[i]}
                                         : int32_t{t.data<uint8_t>()[i]};
   };
   for (int64_t i = 0; i < w.num_elements(); ++i) {
-    const int64_t channel = channel_axis == 0 ? i / per_channel : i % channels;
+    const int64_t channel = (i / inner) % channels;
     int32_t centered = value(w, i) - (zp != nullptr ? value(*zp, channels > 1 ? channel : 0) : 0);
     if (centered < -64 || centered > 63) return false;
   }
@@ -175,6 +177,36 @@ std::optional<LinearMatch> SelectQConv(ir::Node* conv, const SizesByName& sizes)
     if (!m.sum) m.float_sum = sum;
   }
   m.attributes = conv->attributes();
+  AbsorbOutputQuantize(m, sizes);
+  return m;
+}
+
+// ConvTranspose's W is [C_in, C_out, kH, kW]: its output channels are axis 1. Only bias
+// fuses (no activation); only group 1.
+std::optional<LinearMatch> SelectQConvTranspose(ir::Node* op, const SizesByName& sizes) {
+  if (!IsDefaultOp(op, "ConvTranspose") || op->GetInt("group", 1) != 1) return std::nullopt;
+  ir::Node* dq_x = qdq::DequantizeProducer(op->input(0));
+  std::optional<QParams> x = dq_x ? qdq::PerTensorParams(dq_x, sizes) : std::nullopt;
+  if (!x) return std::nullopt;
+  std::optional<WeightParams> w = ReadWeight(op->input(1), 4, 1);
+  if (!w) return std::nullopt;
+  LinearMatch m;
+  m.op_type = kQConvTranspose;
+  m.op = op;
+  m.chain = {op};
+  m.result = op->output(0);
+  m.x = *x;
+  m.w = *w;
+  if (op->input(2) != nullptr) {
+    std::optional<Tensor> bias = ReadBias(op->input(2), w->q->initializer().size(1));
+    if (!bias) return std::nullopt;
+    if (op->input(2)->is_initializer()) {
+      m.bias = op->input(2);
+    } else {
+      m.new_bias = *bias;
+    }
+  }
+  m.attributes = op->attributes();
   AbsorbOutputQuantize(m, sizes);
   return m;
 }
@@ -297,11 +329,15 @@ StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes) {
       int convs, pattern::FuseAll(
                      graph, [&](ir::Node* node) { return SelectQConv(node, sizes); }, ApplyLinear));
   ASSIGN_OR_RETURN(
+      int deconvs,
+      pattern::FuseAll(
+          graph, [&](ir::Node* node) { return SelectQConvTranspose(node, sizes); }, ApplyLinear));
+  ASSIGN_OR_RETURN(
       int matmuls,
       pattern::FuseAll(
           graph, [&](ir::Node* node) { return SelectQMatMul(graph, node, sizes); }, ApplyLinear));
   RETURN_IF_ERROR(qdq::RemoveDeadQdqNodes(graph));
-  return convs + matmuls;
+  return convs + deconvs + matmuls;
 }
 
 }  // namespace qtune::runtime

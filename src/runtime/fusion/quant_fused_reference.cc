@@ -1,4 +1,5 @@
-// Integer references of qtune::QConv and qtune::QMatMul (contract: quant_ops.h). The
+// Integer references of qtune::QConv and qtune::QMatMul (contract: quant_ops.h), and the
+// dequantize -> float ConvTranspose -> quantize reference of qtune::QConvTranspose. The
 // products (x - x_zp) * (w - w_zp[o]) accumulate exactly in int64; only then does float
 // arithmetic start: real = acc * x_scale * w_scale[o] + B[o] + dq(Sum) in double, rounded
 // once to float, the activation (ApplyActivation, as FusedConv), and QuantizeToInt with
@@ -105,10 +106,60 @@ StatusOr<std::vector<Tensor>> QMatMulReference(const KernelArgs& args) {
   return Finish(args, p, acc, y_sizes, [&](int64_t i) { return i % n; });
 }
 
+// Dequantizes X and W (W's channel: axis 1 within its group, quant_ops.h), runs the float
+// "ConvTranspose" reference with B, and quantizes (or returns float32).
+StatusOr<std::vector<Tensor>> QConvTransposeReference(const KernelArgs& args) {
+  const ir::Node& node = args.node;
+  ASSIGN_OR_RETURN(const Tensor* x, nn::RequiredInput(args, kX, "X"));
+  ASSIGN_OR_RETURN(const Tensor* w, nn::RequiredInput(args, kW, "W"));
+  const int64_t group = node.GetInt("group", 1);
+  if (w->rank() < 3 || group <= 0 || w->size(0) % group != 0) {
+    return nn::NodeInvalid(node, "W is " + w->DebugString() + " with group " +
+                                     std::to_string(group) +
+                                     "; expected [C_in, C_out/group, k...] with C_in % group == 0");
+  }
+  if (args.inputs.size() > kSum && args.inputs[kSum].is_valid())
+    return nn::NodeInvalid(node, "QConvTranspose has no Sum");
+  const int64_t c_out_group = w->size(1), c_out = c_out_group * group;
+  const int64_t per_group_in = w->size(0) / group;
+  const int64_t window = w->num_elements() / (w->size(0) * c_out_group);
+  ASSIGN_OR_RETURN(QuantLinearParams p, ReadQuantLinearParams(node, args.inputs, c_out));
+  ASSIGN_OR_RETURN(Tensor xf, Tensor::Allocate(DataType::kFloat32, x->sizes()));
+  const std::vector<int32_t> xi = WidenInts(*x);
+  for (int64_t i = 0; i < x->num_elements(); ++i) {
+    xf.data<float>()[i] = p.x_scale * static_cast<float>(xi[i] - p.x_zero_point);
+  }
+  ASSIGN_OR_RETURN(Tensor wf, Tensor::Allocate(DataType::kFloat32, w->sizes()));
+  const std::vector<int32_t> wi = WidenInts(*w);
+  for (int64_t i = 0; i < w->num_elements(); ++i) {
+    const int64_t in_channel = i / (c_out_group * window);
+    const int64_t o = in_channel / per_group_in * c_out_group + (i / window) % c_out_group;
+    wf.data<float>()[i] = p.w_scale[o] * static_cast<float>(wi[i] - p.w_zero_point[o]);
+  }
+  std::vector<Tensor> float_inputs = {xf, wf};
+  if (!p.bias.empty()) float_inputs.push_back(args.inputs[kBias]);
+  ReferenceKernel conv_transpose = ReferenceRegistry::Get().Find("ConvTranspose");
+  if (conv_transpose == nullptr) return InternalError("no ConvTranspose reference kernel");
+  ASSIGN_OR_RETURN(std::vector<Tensor> real,
+                   conv_transpose(KernelArgs{node, float_inputs, args.opset}));
+  if (!p.quantized_output) return real;
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(p.y_type, real[0].sizes()));
+  const float* r = real[0].data<float>();
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    if (p.y_type == DataType::kInt8) {
+      y.data<int8_t>()[i] = QuantizeToInt<int8_t>(r[i], p.y_scale, p.y_zero_point);
+    } else {
+      y.data<uint8_t>()[i] = QuantizeToInt<uint8_t>(r[i], p.y_scale, p.y_zero_point);
+    }
+  }
+  return std::vector<Tensor>{std::move(y)};
+}
+
 }  // namespace
 
 void RegisterQuantFusedReference(ReferenceRegistry& registry) {
   registry.Register("qtune::QConv", QConvReference);
+  registry.Register("qtune::QConvTranspose", QConvTransposeReference);
   registry.Register("qtune::QMatMul", QMatMulReference);
 }
 

@@ -21,6 +21,17 @@
 //   Y = y_scale given ? quantize(Y_real, y_scale, y_zero_point) : Y_real (float32).
 //   The output type is y_zero_point's type; y_zero_point is required with y_scale.
 //
+// qtune::QConvTranspose
+//   inputs  0..8 as QConv (qlinear numbering), except W (s8|u8, [C_in, C_out/group, kH, kW],
+//           constant) whose w_scale / w_zero_point are scalars or [C_out]: per output
+//           channel, i.e. along W's axis 1 (for group g, channel g * C_out/group + W's
+//           index on axis 1). No Sum (inputs 9..11 must be absent).
+//   attributes: ConvTranspose's (auto_pad, dilations, group, kernel_shape, output_padding,
+//     output_shape, pads, strides); no activation.
+//   Y_real = ConvTranspose(dq(X), dq(W)) + B; Y as for QConv.
+//   The QDQ fusion only creates it for group 1. Its reference is not an integer one: it
+//   dequantizes X and W and runs the float ConvTranspose reference.
+//
 // qtune::QMatMul
 //   inputs  0 A (u8|s8, [..., M, K])  1 a_scale  2 a_zero_point
 //           3 W (s8|u8, [K, N], constant)  4 w_scale (scalar or [N])  5 w_zero_point
@@ -46,11 +57,12 @@
 namespace qtune::runtime {
 
 inline constexpr char kQConv[] = "QConv";
+inline constexpr char kQConvTranspose[] = "QConvTranspose";
 inline constexpr char kQMatMul[] = "QMatMul";
 inline constexpr char kQAdd[] = "QAdd";
 inline constexpr char kQLookup[] = "QLookup";
 
-// Input positions shared by QConv and QMatMul.
+// Input positions shared by QConv, QConvTranspose and QMatMul.
 namespace qlinear {
 inline constexpr size_t kX = 0, kXScale = 1, kXZeroPoint = 2, kW = 3, kWScale = 4, kWZeroPoint = 5,
                         kBias = 6, kYScale = 7, kYZeroPoint = 8, kSum = 9, kSumScale = 10,
@@ -58,7 +70,7 @@ inline constexpr size_t kX = 0, kXScale = 1, kXZeroPoint = 2, kW = 3, kWScale = 
 }  // namespace qlinear
 
 class ReferenceRegistry;
-// Integer references of QConv and QMatMul (quant_fused_reference.cc) and QAdd
+// References of QConv, QConvTranspose and QMatMul (quant_fused_reference.cc) and QAdd
 // (quant_add_reference.cc).
 void RegisterQuantFusedReference(ReferenceRegistry& registry);
 void RegisterQuantAddReference(ReferenceRegistry& registry);

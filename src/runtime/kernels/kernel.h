@@ -81,6 +81,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRe
 // Integer kernels: qtune::QConv (onednn_qconv.cc), qtune::QMatMul (onednn_qmatmul.cc),
 // qtune::QAdd and per-tensor QuantizeLinear / DequantizeLinear (quant_elementwise.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelRequest& request);
+// qtune::QConvTranspose (onednn_qdeconv.cc).
+StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelRequest& request);
 // qtune::QLookup (quant_lookup.cc): a 256-entry table per element, any layout.

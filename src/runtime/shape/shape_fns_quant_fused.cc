@@ -29,6 +29,10 @@ StatusOr<std::vector<ValueInfo>> QConvShape(const ShapeArgs& args) {
   return LinearShape(args, "Conv");
 }
 
+StatusOr<std::vector<ValueInfo>> QConvTransposeShape(const ShapeArgs& args) {
+  return LinearShape(args, "ConvTranspose");
+}
+
 StatusOr<std::vector<ValueInfo>> QMatMulShape(const ShapeArgs& args) {
   return LinearShape(args, "MatMul");
 }
@@ -52,6 +56,7 @@ StatusOr<std::vector<ValueInfo>> QLookupShape(const ShapeArgs& args) {
 
 void RegisterQuantFusedShapes(ShapeRegistry& registry) {
   registry.Register(kQConv, QConvShape);
+  registry.Register(kQConvTranspose, QConvTransposeShape);
   registry.Register(kQMatMul, QMatMulShape);
   registry.Register(kQAdd, QAddShape);
   registry.Register(kQLookup, QLookupShape);
