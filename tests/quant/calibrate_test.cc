@@ -67,7 +67,9 @@ TEST_F(CalibrateTest, MaxRangesOfEveryConvInputMatchAFullBatchRun) {
   auto clone = graph_->Clone();
   for (const auto& [name, request] : requests) {
     ir::Value* value = clone->FindValue(name);
-    if (!value->is_graph_input()) ASSERT_TRUE(clone->AddOutput(value).ok());
+    if (!value->is_graph_input()) {
+      ASSERT_TRUE(clone->AddOutput(value).ok());
+    }
   }
   auto session = runtime::Session::Create(*clone, runtime::SessionOptions{});
   ASSERT_TRUE(session.ok());

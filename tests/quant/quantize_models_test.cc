@@ -372,7 +372,9 @@ void ExpectEnginesAgree(const ClassifierCase& c, double max_steps) {
   std::printf("%s top-1 agreement with fp32 on %zu images: qtune %.3f, onnxruntime %.3f\n",
               c.name.c_str(), kAllImages.size(), top1_qtune, top1_ort);
   ExpectAgreementBound(c.name, a);
-  if (max_steps > 0) EXPECT_LE(a.quant_max_diff, max_steps * a.quant_step) << c.name;
+  if (max_steps > 0) {
+    EXPECT_LE(a.quant_max_diff, max_steps * a.quant_step) << c.name;
+  }
 }
 
 TEST(QuantizeModelsTest, ClsInt8RunsInOnnxRuntimeLikeInQtune) {

@@ -19,12 +19,6 @@ constexpr int64_t kGuardFloats = 64;
 constexpr uint32_t kGuardBits = 0x7FC0BADDu;      // a quiet NaN nobody computes
 constexpr uint32_t kUnwrittenBits = 0x7FC0DEADu;  // fills outputs before the run
 
-float FromBits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 Tensor Allocated(DataType dtype, std::vector<int64_t> sizes) {
   auto t = Tensor::Allocate(dtype, std::move(sizes));
   QTUNE_CHECK(t.ok());

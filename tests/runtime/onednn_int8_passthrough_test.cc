@@ -232,8 +232,9 @@ TEST(OnednnInt8Resize, LinearIsLeftToTheReference) {
   c.expect = Expect::kNotApplicable;
   // The reference resizes integers only with nearest; the factory must decline all the same.
   ::testing::AssertionResult r = CheckKernel(c);
-  if (!r)
+  if (!r) {
     EXPECT_NE(std::string(r.message()).find("reference failed"), std::string::npos) << r.message();
+  }
 }
 
 TEST(Int8Reorder, PlainToNhwcAndBack) {

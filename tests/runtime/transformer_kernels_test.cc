@@ -68,7 +68,9 @@ TEST_P(TransformerKernelTest, MatchesReference) {
   for (const PlanStep& step : (*plan)->steps) {
     if (step.op_type == c.op) impl = step.kernel->Describe();
   }
-  if (c.expect_onednn) EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
+  if (c.expect_onednn) {
+    EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << impl;
+  }
   RecordProperty("kernel", impl);
 }
 
