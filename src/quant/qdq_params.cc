@@ -30,6 +30,12 @@ ActivationParams ComputeActivationParams(const TensorRange& range, const Quantiz
     params.is_unsigned = true;
     float lo = std::isfinite(range.min) ? std::min(range.min, 0.0f) : 0.0f;
     float hi = std::isfinite(range.max) ? std::max(range.max, 0.0f) : 0.0f;
+    // A clipping calibrator (percentile, entropy, mse) chose amax below max |x|: it bounds
+    // both ends of the asymmetric range too. (With max, amax = max |x| changes nothing.)
+    if (std::isfinite(range.amax) && range.amax > 0.0f) {
+      lo = std::max(lo, -range.amax);
+      hi = std::min(hi, range.amax);
+    }
     params.amax = std::max(-lo, hi);
     if (hi - lo <= 0.0f) {
       params.scale = kMinExportScale;

@@ -323,10 +323,17 @@ TEST(QuantizeModelsTest, DISABLED_DetCalibratorSweep) {
       PrintDet(Describe(c) + " " + std::to_string(size), *r);
     }
   }
-  auto r = MeasureDet({asymmetric.path(), Target::kCpu, CalibratorKind::kMax}, size, with_ort);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  PrintDet("int8 asymmetric/cpu " + std::to_string(size), *r);
-  PrintPerImage("text fraction of the fp32 map", r->text_fraction);
+  for (CalibratorKind calibrator : {CalibratorKind::kMax, CalibratorKind::kPercentile,
+                                    CalibratorKind::kEntropy, CalibratorKind::kMse}) {
+    auto r = MeasureDet({asymmetric.path(), Target::kCpu, calibrator}, size, with_ort);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    PrintDet(std::string("int8 asymmetric/cpu/") + CalibratorName(calibrator) + " " +
+                 std::to_string(size),
+             *r);
+    if (calibrator == CalibratorKind::kMax) {
+      PrintPerImage("text fraction of the fp32 map", r->text_fraction);
+    }
+  }
 }
 
 // Quantizes a classifier on all of models/images, then runs the quantized model in qtune
