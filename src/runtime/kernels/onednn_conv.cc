@@ -1,50 +1,16 @@
 // oneDNN fp32 2-D convolution: Conv and the fused qtune::FusedConv (bias, residual sum and
 // activation as post-ops). Activations in kNhwc; weights reordered once at creation into
 // the layout the primitive chose.
-
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_post_ops.h"
 #include "runtime/kernels/onednn_weighted_kernel.h"
 
 namespace qtune::runtime {
-namespace {
 
 using dnnl::memory;
-
-struct ConvGeometry {
-  memory::dims strides, dilations, pad_begin, pad_end;
-};
-
-ConvGeometry ComputeGeometry(const ir::Node& node, const std::vector<int64_t>& x,
-                             const std::vector<int64_t>& w, const std::vector<int64_t>& y) {
-  ConvGeometry g;
-  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
-  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
-  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
-  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
-  for (size_t i = 0; i < 2; ++i) {
-    int64_t effective = (w[i + 2] - 1) * dilations[i] + 1;
-    int64_t begin = pads[i], end = pads[i + 2];
-    if (auto_pad == "VALID") {
-      begin = end = 0;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      int64_t total = std::max<int64_t>(0, (y[i + 2] - 1) * strides[i] + effective - x[i + 2]);
-      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
-    }
-    // oneDNN wants the right padding that makes its output size match ONNX's.
-    end = (y[i + 2] - 1) * strides[i] + effective - x[i + 2] - begin;
-    g.strides.push_back(strides[i]);
-    g.dilations.push_back(dilations[i] - 1);
-    g.pad_begin.push_back(begin);
-    g.pad_end.push_back(end);
-  }
-  return g;
-}
-
-}  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
@@ -64,7 +30,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
   }
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   int64_t group = node.GetInt("group", 1);
-  ConvGeometry geo = ComputeGeometry(node, x.sizes, w.sizes, y);
+  onednn::ConvGeometry geo = onednn::ComputeConvGeometry(node, x.sizes, w.sizes, y);
   onednn::SetThreads(request.threads);
   try {
     memory::dims w_dims = onednn::ToDims(w.sizes);

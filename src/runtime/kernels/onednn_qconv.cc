@@ -7,6 +7,7 @@
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_quant_primitive.h"
 
 namespace qtune::runtime {
@@ -15,40 +16,11 @@ namespace {
 using dnnl::memory;
 using namespace qlinear;
 
-struct ConvGeometry {
-  memory::dims strides, dilations, pad_begin, pad_end;
-};
-
-// Conv's ONNX window attributes as oneDNN wants them (the right pads are recomputed so
-// that oneDNN's output size matches the shape-inferred one; dilations are 0-based).
-ConvGeometry ComputeGeometry(const ir::Node& node, const std::vector<int64_t>& x,
-                             const std::vector<int64_t>& w, const std::vector<int64_t>& y) {
-  ConvGeometry g;
-  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
-  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
-  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
-  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
-  for (size_t i = 0; i < 2; ++i) {
-    int64_t effective = (w[i + 2] - 1) * dilations[i] + 1;
-    int64_t begin = pads[i];
-    if (auto_pad == "VALID") {
-      begin = 0;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      int64_t total = std::max<int64_t>(0, (y[i + 2] - 1) * strides[i] + effective - x[i + 2]);
-      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    }
-    g.strides.push_back(strides[i]);
-    g.dilations.push_back(dilations[i] - 1);
-    g.pad_begin.push_back(begin);
-    g.pad_end.push_back((y[i + 2] - 1) * strides[i] + effective - x[i + 2] - begin);
-  }
-  return g;
-}
-
 // oneDNN 2.6.3's "jit:avx512_core_amx_int8" convolution computes the src zero-point
 // compensation wrongly at padded borders when the kernel is dilated (off by tens of LSB;
 // OnednnQConv.GeometryEdges pins it). The next implementation oneDNN offers is used then.
-bool IsKnownWrong(const std::string& impl, const QuantLinearParams& p, const ConvGeometry& g) {
+bool IsKnownWrong(const std::string& impl, const QuantLinearParams& p,
+                  const onednn::ConvGeometry& g) {
   if (impl.rfind("jit:", 0) != 0 || impl.find("amx") == std::string::npos) return false;
   bool dilated = false, padded = false;
   for (size_t i = 0; i < g.dilations.size(); ++i) {
@@ -63,7 +35,7 @@ struct ConvDescs {
   memory::desc src, dst, bias;
   memory::dims w_dims;
   memory::format_tag w_plain = memory::format_tag::oihw;
-  ConvGeometry geo;
+  onednn::ConvGeometry geo;
 };
 
 // The primitive descriptor of the first implementation oneDNN offers that is neither a
@@ -71,7 +43,7 @@ struct ConvDescs {
 std::optional<dnnl::convolution_forward::primitive_desc> CreatePrimitiveDesc(
     const ConvDescs& d, const QuantPrimitiveAttributes& attrs, const QuantLinearParams& params) {
   memory::desc w_any(d.w_dims, memory::data_type::s8, memory::format_tag::any);
-  const ConvGeometry& g = d.geo;
+  const onednn::ConvGeometry& g = d.geo;
   auto desc =
       attrs.bias.empty()
           ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
@@ -130,7 +102,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelReques
       sum_md = memory::desc(onednn::ToDims(y), sum_type, tag::nhwc);
     }
     ConvDescs d;
-    d.geo = ComputeGeometry(node, x->sizes, w->sizes, y);
+    d.geo = onednn::ComputeConvGeometry(node, x->sizes, w->sizes, y);
     d.w_dims = onednn::ToDims(w->sizes);
     if (group > 1) {
       d.w_dims = {group, channels / group, w->sizes[1], w->sizes[2], w->sizes[3]};
