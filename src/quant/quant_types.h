@@ -14,9 +14,9 @@ namespace qtune::quant {
 
 // Number format a quantizer produces.
 enum class QuantFormat {
-  kInt8,       // int8; symmetric (zero point 0) unless QuantizerConfig::symmetric is false,
-               // in which case activations become asymmetric uint8 (CPU style)
-  kFp8E4M3,    // float8 e4m3fn, scale = amax / 448, no zero point
+  kInt8,     // int8; symmetric (zero point 0) unless QuantizerConfig::symmetric is false,
+             // in which case activations become asymmetric uint8 (CPU style)
+  kFp8E4M3,  // float8 e4m3fn, scale = amax / 448, no zero point
 };
 const char* QuantFormatName(QuantFormat format);  // "int8", "fp8_e4m3"
 
@@ -33,17 +33,17 @@ struct CalibratorConfig {
 struct QuantizerConfig {
   bool enable = true;
   QuantFormat format = QuantFormat::kInt8;
-  int bits = 8;                // 8 only for now (validated by the recipe loader)
-  std::optional<int> axis;     // per-channel axis (weights); nullopt = per-tensor
-  bool symmetric = true;       // false: asymmetric uint8 activations (int8 only)
+  int bits = 8;             // 8 only for now (validated by the recipe loader)
+  std::optional<int> axis;  // per-channel axis (weights); nullopt = per-tensor
+  bool symmetric = true;    // false: asymmetric uint8 activations (int8 only)
   CalibratorConfig calibrator;
 };
 
 // The calibrated range of one activation tensor (calibrate.h fills it).
 struct TensorRange {
-  float min = 0.0f;   // smallest value observed
-  float max = 0.0f;   // largest value observed
-  float amax = 0.0f;  // the calibrator's choice of clipping range for symmetric formats
+  float min = 0.0f;     // smallest value observed
+  float max = 0.0f;     // largest value observed
+  float amax = 0.0f;    // the calibrator's choice of clipping range for symmetric formats
   int64_t samples = 0;  // elements observed
 };
 
@@ -56,9 +56,9 @@ struct QuantSite {
   // readers of `value` keep the float tensor.
   std::vector<std::pair<std::string, int>> consumers;
   QuantizerConfig config;
-  std::string role;           // why it exists: "Conv input", "residual add", "Concat input"...
-  std::string scale_group;    // sites with the same non-empty group share one scale (Concat)
-  bool enabled = true;        // false after a guard disabled it
+  std::string role;             // why it exists: "Conv input", "residual add", "Concat input"...
+  std::string scale_group;      // sites with the same non-empty group share one scale (Concat)
+  bool enabled = true;          // false after a guard disabled it
   std::string disabled_reason;  // set with enabled = false
   std::optional<TensorRange> range;  // activations: filled by calibration
 };

@@ -219,7 +219,8 @@ QTUNE_VECTOR_CLONES void QuantizeRun(const float* x, Q* y, int64_t n, float scal
   for (int64_t i = 0; i < n; ++i) y[i] = RoundAndSaturate<Q>(x[i] / scale, zp);
 }
 template <typename Q>
-QTUNE_VECTOR_CLONES void QuantizeRow(const float* x, Q* y, int64_t n, const float* scale, const float* zp) {
+QTUNE_VECTOR_CLONES void QuantizeRow(const float* x, Q* y, int64_t n, const float* scale,
+                                     const float* zp) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = RoundAndSaturate<Q>(x[i] / scale[i], zp[i]);
 }
@@ -229,7 +230,8 @@ QTUNE_VECTOR_CLONES void DequantizeRun(const T* x, float* y, int64_t n, float sc
   for (int64_t i = 0; i < n; ++i) y[i] = DequantizeFromInt(x[i], scale, zp);
 }
 template <typename T>
-QTUNE_VECTOR_CLONES void DequantizeRow(const T* x, float* y, int64_t n, const float* scale, const int32_t* zp) {
+QTUNE_VECTOR_CLONES void DequantizeRow(const T* x, float* y, int64_t n, const float* scale,
+                                       const int32_t* zp) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = DequantizeFromInt(x[i], scale[i], zp[i]);
 }
