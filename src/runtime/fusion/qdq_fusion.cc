@@ -145,60 +145,26 @@ void AbsorbOutputQuantize(LinearMatch& m, const SizesByName& sizes) {
   }
 }
 
-std::optional<LinearMatch> SelectQConv(ir::Node* conv, const SizesByName& sizes) {
-  bool fused = IsFusedConv(*conv);
-  if (!fused && !IsDefaultOp(conv, "Conv")) return std::nullopt;
-  ir::Node* dq_x = qdq::DequantizeProducer(conv->input(0));
-  std::optional<QParams> x = dq_x ? qdq::PerTensorParams(dq_x, sizes) : std::nullopt;
-  if (!x) return std::nullopt;
-  std::optional<WeightParams> w = ReadWeight(conv->input(1), 4, 0);
-  if (!w) return std::nullopt;
-  LinearMatch m;
-  m.op_type = kQConv;
-  m.op = conv;
-  m.chain = {conv};
-  m.result = conv->output(0);
-  m.x = *x;
-  m.w = *w;
-  const int64_t channels = w->q->initializer().size(0);
-  if (conv->input(2) != nullptr) {
-    std::optional<Tensor> bias = ReadBias(conv->input(2), channels);
-    if (!bias) return std::nullopt;
-    if (conv->input(2)->is_initializer()) {
-      m.bias = conv->input(2);
-    } else {
-      m.new_bias = *bias;
-    }
-  }
-  if (fused && conv->input(kFusedConvSumInput) != nullptr) {
-    ir::Value* sum = conv->input(kFusedConvSumInput);
-    ir::Node* dq_sum = qdq::DequantizeProducer(sum);
-    m.sum = dq_sum ? qdq::PerTensorParams(dq_sum, sizes) : std::nullopt;
-    if (!m.sum) m.float_sum = sum;
-  }
-  m.attributes = conv->attributes();
-  AbsorbOutputQuantize(m, sizes);
-  return m;
-}
-
-// ConvTranspose's W is [C_in, C_out, kH, kW]: its output channels are axis 1. Only bias
-// fuses (no activation); only group 1.
-std::optional<LinearMatch> SelectQConvTranspose(ir::Node* op, const SizesByName& sizes) {
-  if (!IsDefaultOp(op, "ConvTranspose") || op->GetInt("group", 1) != 1) return std::nullopt;
+// The common start of a QConv / QConvTranspose match: input 0 from a per-tensor DQ, a
+// constant DQ'd weight (input 1) with output channels along `channel_axis`, and an
+// optional constant bias (input 2); the op's attributes carry over.
+std::optional<LinearMatch> MatchConvLike(ir::Node* op, const char* op_type, int64_t channel_axis,
+                                         const SizesByName& sizes) {
   ir::Node* dq_x = qdq::DequantizeProducer(op->input(0));
   std::optional<QParams> x = dq_x ? qdq::PerTensorParams(dq_x, sizes) : std::nullopt;
   if (!x) return std::nullopt;
-  std::optional<WeightParams> w = ReadWeight(op->input(1), 4, 1);
+  std::optional<WeightParams> w = ReadWeight(op->input(1), 4, channel_axis);
   if (!w) return std::nullopt;
   LinearMatch m;
-  m.op_type = kQConvTranspose;
+  m.op_type = op_type;
   m.op = op;
   m.chain = {op};
   m.result = op->output(0);
   m.x = *x;
   m.w = *w;
   if (op->input(2) != nullptr) {
-    std::optional<Tensor> bias = ReadBias(op->input(2), w->q->initializer().size(1));
+    const int64_t channels = w->q->initializer().size(static_cast<size_t>(channel_axis));
+    std::optional<Tensor> bias = ReadBias(op->input(2), channels);
     if (!bias) return std::nullopt;
     if (op->input(2)->is_initializer()) {
       m.bias = op->input(2);
@@ -207,7 +173,30 @@ std::optional<LinearMatch> SelectQConvTranspose(ir::Node* op, const SizesByName&
     }
   }
   m.attributes = op->attributes();
-  AbsorbOutputQuantize(m, sizes);
+  return m;
+}
+
+std::optional<LinearMatch> SelectQConv(ir::Node* conv, const SizesByName& sizes) {
+  bool fused = IsFusedConv(*conv);
+  if (!fused && !IsDefaultOp(conv, "Conv")) return std::nullopt;
+  std::optional<LinearMatch> m = MatchConvLike(conv, kQConv, 0, sizes);
+  if (!m) return std::nullopt;
+  if (fused && conv->input(kFusedConvSumInput) != nullptr) {
+    ir::Value* sum = conv->input(kFusedConvSumInput);
+    ir::Node* dq_sum = qdq::DequantizeProducer(sum);
+    m->sum = dq_sum ? qdq::PerTensorParams(dq_sum, sizes) : std::nullopt;
+    if (!m->sum) m->float_sum = sum;
+  }
+  AbsorbOutputQuantize(*m, sizes);
+  return m;
+}
+
+// ConvTranspose's W is [C_in, C_out, kH, kW]: its output channels are axis 1. Only bias
+// fuses (no activation); only group 1.
+std::optional<LinearMatch> SelectQConvTranspose(ir::Node* op, const SizesByName& sizes) {
+  if (!IsDefaultOp(op, "ConvTranspose") || op->GetInt("group", 1) != 1) return std::nullopt;
+  std::optional<LinearMatch> m = MatchConvLike(op, kQConvTranspose, 1, sizes);
+  if (m) AbsorbOutputQuantize(*m, sizes);
   return m;
 }
 
