@@ -49,5 +49,9 @@ std::string_view DataTypeName(DataType type);
 StatusOr<DataType> ParseDataType(std::string_view name);
 bool IsFloatingPoint(DataType type);  // f16, bf16, f32, f64, the float8 types
 bool IsInteger(DataType type);        // signed and unsigned integers, not bool
+// uint8 or int8: the types of 8-bit quantized tensors.
+inline bool IsInt8OrUint8(DataType type) {
+  return type == DataType::kInt8 || type == DataType::kUint8;
+}
 
 }  // namespace qtune

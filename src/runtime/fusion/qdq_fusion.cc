@@ -44,8 +44,6 @@ struct LinearMatch {
   std::vector<ir::Attribute> attributes;
 };
 
-bool IsIntType(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
 // True when every w - w_zp lies in [-64, 63]: then u8 x s8 pair sums fit int16 and CPUs
 // without an 8-bit dot product (no VNNI/AMX) compute the int8 kernels exactly. Other
 // weights stay in the float path there (DQ -> float op -> Q), which is exact.
@@ -76,7 +74,7 @@ std::optional<WeightParams> ReadWeight(const ir::Value* w, size_t rank, int64_t 
   ir::Value* q = dq->input(0);
   ir::Value* scale = dq->input(1);
   ir::Value* zp = dq->input(2);
-  if (!q->is_initializer() || !IsIntType(q->initializer().dtype()) ||
+  if (!q->is_initializer() || !IsInt8OrUint8(q->initializer().dtype()) ||
       q->initializer().rank() != rank || !scale->is_initializer() ||
       scale->initializer().dtype() != DataType::kFloat32) {
     return std::nullopt;

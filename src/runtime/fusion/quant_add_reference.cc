@@ -17,8 +17,6 @@ struct QuantParams {
   int32_t zero_point = 0;
 };
 
-bool IsQuantType(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
-
 int32_t LoadZeroPoint(const Tensor& zp) {
   return zp.dtype() == DataType::kUint8 ? int32_t{zp.data<uint8_t>()[0]}
                                         : int32_t{zp.data<int8_t>()[0]};
@@ -68,7 +66,7 @@ StatusOr<std::vector<Tensor>> QAddReference(const KernelArgs& args) {
   }
   const Tensor& a = args.inputs[0];
   const Tensor& b = args.inputs[3];
-  if (!a.is_valid() || !b.is_valid() || !IsQuantType(a.dtype()) || !IsQuantType(b.dtype()) ||
+  if (!a.is_valid() || !b.is_valid() || !IsInt8OrUint8(a.dtype()) || !IsInt8OrUint8(b.dtype()) ||
       a.sizes() != b.sizes()) {
     return InvalidArgumentError(node.DebugName() +
                                 ": A and B must be uint8/int8 of equal sizes, got " +
@@ -76,7 +74,7 @@ StatusOr<std::vector<Tensor>> QAddReference(const KernelArgs& args) {
                                 (b.is_valid() ? b.DebugString() : "nothing"));
   }
   const Tensor& y_zp = args.inputs[7];
-  if (!y_zp.is_valid() || !IsQuantType(y_zp.dtype())) {
+  if (!y_zp.is_valid() || !IsInt8OrUint8(y_zp.dtype())) {
     return InvalidArgumentError(node.DebugName() +
                                 ": y_zero_point (input 7) must be a uint8/int8 scalar");
   }

@@ -11,8 +11,6 @@ namespace {
 
 using namespace qlinear;
 
-bool IsInt8Type(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
 class Reader {
  public:
   Reader(const ir::Node& node, std::span<const QuantInput> inputs, int64_t channels)
@@ -102,7 +100,7 @@ StatusOr<QuantLinearParams> ReadQuantLinearParams(const ir::Node& node,
   QuantLinearParams p;
   p.x_type = r.Type(kX);
   p.w_type = r.Type(kW);
-  if (!IsInt8Type(p.x_type) || !IsInt8Type(p.w_type)) {
+  if (!IsInt8OrUint8(p.x_type) || !IsInt8OrUint8(p.w_type)) {
     return r.Invalid(std::string("X and W must be uint8 or int8; they are ") +
                      std::string(DataTypeName(p.x_type)) + " and " +
                      std::string(DataTypeName(p.w_type)));
@@ -129,7 +127,7 @@ StatusOr<QuantLinearParams> ReadQuantLinearParams(const ir::Node& node,
     if (!r.Has(kYZeroPoint)) return r.Invalid("y_scale is given without y_zero_point");
     p.quantized_output = true;
     p.y_type = r.Type(kYZeroPoint);
-    if (!IsInt8Type(p.y_type)) return r.Invalid("y_zero_point must be uint8 or int8");
+    if (!IsInt8OrUint8(p.y_type)) return r.Invalid("y_zero_point must be uint8 or int8");
     ASSIGN_OR_RETURN(std::vector<float> ys, r.Scales(kYScale, "y_scale", false));
     p.y_scale = ys[0];
     ASSIGN_OR_RETURN(std::vector<int32_t> yz,
@@ -142,7 +140,7 @@ StatusOr<QuantLinearParams> ReadQuantLinearParams(const ir::Node& node,
     p.sum_type = r.Type(kSum);
     bool quantized = r.Has(kSumScale) || r.Has(kSumZeroPoint);
     if (quantized) {
-      if (!r.Has(kSumScale) || !r.Has(kSumZeroPoint) || !IsInt8Type(p.sum_type)) {
+      if (!r.Has(kSumScale) || !r.Has(kSumZeroPoint) || !IsInt8OrUint8(p.sum_type)) {
         return r.Invalid("a quantized Sum needs a uint8/int8 Sum, sum_scale and sum_zero_point");
       }
       p.sum = QuantSumKind::kQuantized;

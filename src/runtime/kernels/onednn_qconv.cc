@@ -66,8 +66,6 @@ std::optional<dnnl::convolution_forward::primitive_desc> CreatePrimitiveDesc(
   }
 }
 
-bool IsInt8(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
 }  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelRequest& request) {
@@ -78,7 +76,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelReques
   const ValueInfo* w = input(kW);
   const ValueInfo* sum = input(kSum);
   if (x == nullptr || w == nullptr || !w->has_constant() || x->sizes.size() != 4 ||
-      w->sizes.size() != 4 || !IsInt8(x->dtype) || request.outputs.empty() ||
+      w->sizes.size() != 4 || !IsInt8OrUint8(x->dtype) || request.outputs.empty() ||
       request.outputs[0] == nullptr) {
     return NotApplicable();
   }

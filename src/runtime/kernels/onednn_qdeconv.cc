@@ -60,8 +60,6 @@ std::optional<DeconvGeometry> ComputeGeometry(const ir::Node& node, const std::v
   return g;
 }
 
-bool IsInt8(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
 }  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequest& request) {
@@ -71,7 +69,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequ
   const ValueInfo* x = input(kX);
   const ValueInfo* w = input(kW);
   if (x == nullptr || w == nullptr || !w->has_constant() || x->sizes.size() != 4 ||
-      w->sizes.size() != 4 || !IsInt8(x->dtype) || input(kSum) != nullptr ||
+      w->sizes.size() != 4 || !IsInt8OrUint8(x->dtype) || input(kSum) != nullptr ||
       request.outputs.empty() || request.outputs[0] == nullptr) {
     return NotApplicable();
   }

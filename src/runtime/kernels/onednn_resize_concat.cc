@@ -17,8 +17,6 @@ memory::desc Nhwc(const std::vector<int64_t>& sizes,
   return memory::desc(onednn::ToDims(sizes), dt, memory::format_tag::nhwc);
 }
 
-bool IsInt8(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
-
 // One primitive with N activation inputs (DNNL_ARG_MULTIPLE_SRC + i, or DNNL_ARG_SRC when
 // `multiple` is false) and one output.
 class OnednnMovementKernel : public Kernel {
@@ -120,7 +118,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelReque
     return NotApplicable();
   }
   if (request.inputs.empty() || !request.inputs[0] ||
-      !(request.inputs[0]->dtype == DataType::kFloat32 || IsInt8(request.inputs[0]->dtype)) ||
+      !(request.inputs[0]->dtype == DataType::kFloat32 ||
+        IsInt8OrUint8(request.inputs[0]->dtype)) ||
       request.inputs[0]->sizes.size() != 4) {
     return NotApplicable();
   }
@@ -129,7 +128,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelReque
   const std::vector<int64_t>& out = request.outputs[0]->sizes;
   auto algorithm = ResampleAlgorithm(node, in, out, request.opset);
   if (!algorithm || !ScalesMatchSizes(request, in, out)) return NotApplicable();
-  if (IsInt8(dtype) && *algorithm != dnnl::algorithm::resampling_nearest) return NotApplicable();
+  if (IsInt8OrUint8(dtype) && *algorithm != dnnl::algorithm::resampling_nearest)
+    return NotApplicable();
   ASSIGN_OR_RETURN(memory::data_type dt, onednn::ToDnnl(dtype));
   onednn::SetThreads(request.threads);
   try {
@@ -156,7 +156,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConcatKernel(const KernelReque
   if (!node.domain().empty() || node.op_type() != "Concat") return NotApplicable();
   const std::vector<int64_t>& out = request.outputs[0]->sizes;
   const DataType dtype = request.outputs[0]->dtype;
-  if (out.size() != 4 || !(dtype == DataType::kFloat32 || IsInt8(dtype))) return NotApplicable();
+  if (out.size() != 4 || !(dtype == DataType::kFloat32 || IsInt8OrUint8(dtype)))
+    return NotApplicable();
   ASSIGN_OR_RETURN(memory::data_type dt, onednn::ToDnnl(dtype));
   std::vector<memory::desc> srcs;
   for (const ValueInfo* in : request.inputs) {

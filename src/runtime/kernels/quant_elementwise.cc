@@ -64,8 +64,6 @@ void ParallelFor(int64_t total, int64_t grain, int threads, const Fn& fn) {
   for (int64_t p = 0; p < pieces; ++p) fn(p * grain, std::min(total, (p + 1) * grain));
 }
 
-bool IsQuantType(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
-
 // Zero point `i` of an optional zero-point tensor as int32 (0 when absent).
 int32_t ZeroPointAt(const Tensor& zp, int64_t i) {
   if (!zp.is_valid()) return 0;
@@ -173,8 +171,8 @@ StatusOr<std::optional<KernelChoice>> CreateQAdd(const KernelRequest& request) {
   const ValueInfo* a = in[0];
   const ValueInfo* b = in[3];
   const DataType y = request.outputs[0]->dtype;
-  if (a == nullptr || b == nullptr || !IsQuantType(a->dtype) || !IsQuantType(b->dtype) ||
-      !IsQuantType(y) || a->sizes != b->sizes || request.outputs[0]->sizes != a->sizes ||
+  if (a == nullptr || b == nullptr || !IsInt8OrUint8(a->dtype) || !IsInt8OrUint8(b->dtype) ||
+      !IsInt8OrUint8(y) || a->sizes != b->sizes || request.outputs[0]->sizes != a->sizes ||
       !IsScalarOf(in[1], DataType::kFloat32) || !IsScalarOf(in[2], a->dtype) ||
       !IsScalarOf(in[4], DataType::kFloat32) || !IsScalarOf(in[5], b->dtype) ||
       !IsScalarOf(in[6], DataType::kFloat32) || !IsScalarOf(in[7], y)) {
@@ -353,9 +351,9 @@ StatusOr<std::optional<KernelChoice>> CreateLinear(const KernelRequest& request)
   const DataType y_type = request.outputs[0]->dtype;
   const DataType q_type = quantize ? y_type : x.dtype;
   if (quantize) {
-    if (x.dtype != DataType::kFloat32 || !IsQuantType(y_type)) return NotApplicable();
+    if (x.dtype != DataType::kFloat32 || !IsInt8OrUint8(y_type)) return NotApplicable();
   } else if (y_type != DataType::kFloat32 ||
-             !(IsQuantType(x.dtype) || x.dtype == DataType::kInt32)) {
+             !(IsInt8OrUint8(x.dtype) || x.dtype == DataType::kInt32)) {
     return NotApplicable();
   }
   if (scale.dtype != DataType::kFloat32 || !scale.has_constant() ||

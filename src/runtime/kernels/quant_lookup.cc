@@ -16,10 +16,8 @@ namespace {
 
 constexpr int64_t kChunk = int64_t{1} << 16;
 
-bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
-
 Status CheckOperands(const ir::Node& node, const Tensor& x, const Tensor& table, const Tensor& y) {
-  if (!Is8Bit(x.dtype()) || !Is8Bit(table.dtype()) || table.num_elements() != 256 ||
+  if (!IsInt8OrUint8(x.dtype()) || !IsInt8OrUint8(table.dtype()) || table.num_elements() != 256 ||
       y.dtype() != table.dtype() || y.num_elements() != x.num_elements()) {
     return InvalidArgumentError(node.DebugName() +
                                 ": needs an 8-bit X and a 256-entry 8-bit table, got X " +
