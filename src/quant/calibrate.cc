@@ -108,17 +108,6 @@ Status CheckRequests(const ir::Graph& graph,
                               "; fix the recipe or the placement that requested them");
 }
 
-// The batch size the model insists on: a known first dimension of any input.
-std::optional<int64_t> FixedBatchSize(const ir::Graph& graph) {
-  for (const ir::Value* input : graph.inputs()) {
-    const auto& shape = input->type().shape;
-    if (shape && shape->rank() > 0 && shape->dim(0).is_known() && shape->dim(0).value > 0) {
-      return shape->dim(0).value;
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 StatusOr<std::map<std::string, TensorRange>> CalibrateActivations(

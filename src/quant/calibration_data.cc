@@ -208,4 +208,14 @@ StatusOr<std::unique_ptr<CalibrationSource>> OpenCalibrationData(
   return OpenArrays(specs, model);
 }
 
+std::optional<int64_t> FixedBatchSize(const ir::Graph& model) {
+  for (const ir::Value* input : model.inputs()) {
+    const auto& shape = input->type().shape;
+    if (shape && shape->rank() > 0 && shape->dim(0).is_known() && shape->dim(0).value > 0) {
+      return shape->dim(0).value;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace qtune::quant

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ class CalibrationSource {
 // here, so a bad file fails before the model runs.
 StatusOr<std::unique_ptr<CalibrationSource>> OpenCalibrationData(
     const std::vector<std::string>& specs, const std::string& preprocess, const ir::Graph& model);
+
+// The batch size the model insists on: a known positive first dimension of any input;
+// nullopt when every input's batch axis is free.
+std::optional<int64_t> FixedBatchSize(const ir::Graph& model);
 
 struct RandomDataOptions {
   int64_t num_samples = 64;

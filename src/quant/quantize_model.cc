@@ -99,6 +99,13 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
                    PlanQuantization(*result.float_graph, recipe, settings.target, sizes));
   RETURN_IF_ERROR(CalibrateSites(*result.float_graph, result.plan, *source, options));
   ApplyGuards(result.plan);
+  if (options.fallback.has_value()) {
+    FallbackOptions fallback = *options.fallback;
+    fallback.threads = options.threads;
+    fallback.show_progress = options.show_progress;
+    ASSIGN_OR_RETURN(result.fallback,
+                     FallBackSensitiveLayers(*result.float_graph, result.plan, *source, fallback));
+  }
 
   if (options.export_model) {
     result.quantized = result.float_graph->Clone();
@@ -107,6 +114,7 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
   }
   result.summary = BuildSummary(*result.float_graph, result.plan,
                                 options.export_model ? &result.export_report : nullptr);
+  result.summary.fallback = result.fallback;
   return result;
 }
 

@@ -1,6 +1,7 @@
 // The whole post-training quantization flow behind `qtune quantize`, as a library call:
 //   clean copy (passes::RunPipeline) -> recipe + command-line settings -> placement ->
-//   calibration of the enabled activation sites -> guards -> QDQ export -> summary.
+//   calibration of the enabled activation sites -> guards -> optional accuracy fallback ->
+//   QDQ export -> summary.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "core/status.h"
 #include "ir/graph.h"
+#include "quant/accuracy_fallback.h"
 #include "quant/export_qdq.h"
 #include "quant/quant_types.h"
 #include "quant/summary.h"
@@ -33,6 +35,8 @@ struct QuantizeModelOptions {
   int64_t calib_batch = 32;
   int threads = 1;
   bool show_progress = true;
+  // Accuracy-driven fallback after the guards (accuracy_fallback.h); unset: none.
+  std::optional<FallbackOptions> fallback;
   // false: stop after calibration and guards (the summary without a model; --report).
   bool export_model = true;
   ExportOptions export_options;
@@ -44,7 +48,8 @@ struct QuantizeModelResult {
   QuantPlan plan;                          // with ranges and guard results
   ExportReport export_report;
   QuantSummary summary;
-  std::string calibration_source;  // CalibrationSource::Describe()
+  std::optional<FallbackReport> fallback;  // when options.fallback was set
+  std::string calibration_source;          // CalibrationSource::Describe()
 };
 
 // Errors: no calibration data without random_calibration (InvalidArgument, says what to

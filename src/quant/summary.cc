@@ -89,7 +89,7 @@ QuantSummary BuildSummary(const ir::Graph& graph, const QuantPlan& plan,
         } else if (site.range.has_value()) {
           row.input_amax = std::max(row.input_amax.value_or(0.0f), site.range->amax);
         }
-      } else {
+      } else if (site.disabled_reason != kAccuracyFallbackReason) {  // the layer says why
         AppendReason(row.reason, fmt::format("quantizer on '{}' disabled: {}", site.value,
                                              site.disabled_reason.empty() ? "by the recipe"
                                                                           : site.disabled_reason));
@@ -172,6 +172,14 @@ std::string SummaryToText(const QuantSummary& summary) {
     out += fmt::format("; opset {} -> {}", summary.opset_before, summary.opset_after);
   }
   out += "\n";
+  if (summary.fallback.has_value()) {
+    const FallbackReport& f = *summary.fallback;
+    out += fmt::format(
+        "accuracy fallback: SQNR against fp32 {:.1f} dB -> {:.1f} dB (target {:.1f} dB{}) on {} "
+        "calibration samples of {}; {} layers kept in float\n",
+        f.sqnr_before_db, f.sqnr_after_db, f.target_db, f.reached ? "" : ", NOT REACHED", f.samples,
+        fmt::join(f.measured, ", "), f.fallen_back.size());
+  }
   for (const std::string& w : summary.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -199,6 +207,23 @@ nlohmann::json SummaryToJson(const QuantSummary& summary) {
                         {"enabled_quantizers", summary.enabled_sites},
                         {"disabled_quantizers", summary.disabled_sites},
                         {"warnings", summary.warnings}};
+  out["accuracy_fallback"] = nullptr;
+  if (summary.fallback.has_value()) {
+    const FallbackReport& f = *summary.fallback;
+    nlohmann::json sensitivity = nlohmann::json::array();
+    for (const LayerSensitivity& layer : f.sensitivity) {
+      sensitivity.push_back(
+          {{"node", layer.node}, {"op", layer.op_type}, {"sqnr_db", layer.sqnr_db}});
+    }
+    out["accuracy_fallback"] = {{"target_db", f.target_db},
+                                {"sqnr_before_db", f.sqnr_before_db},
+                                {"sqnr_after_db", f.sqnr_after_db},
+                                {"reached", f.reached},
+                                {"samples", f.samples},
+                                {"measured", f.measured},
+                                {"layers_in_float", f.fallen_back},
+                                {"sensitivity", std::move(sensitivity)}};
+  }
   if (summary.opset_after != 0) {
     out["opset_before"] = summary.opset_before;
     out["opset_after"] = summary.opset_after;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "quant/accuracy_fallback.h"
 #include "quant/export_qdq.h"
 #include "quant/quant_types.h"
 
@@ -36,6 +37,7 @@ struct QuantSummary {
   int64_t opset_before = 0;  // 0 when no export ran (--report)
   int64_t opset_after = 0;
   std::vector<std::string> warnings;
+  std::optional<FallbackReport> fallback;  // set when the accuracy fallback ran
 };
 
 // Rows for every node that a site feeds, that placement skipped, or that is of a

@@ -113,5 +113,48 @@ TEST(QuantizeCliTest, QuantizeThenEvalKeepsAccuracy) {
   fs::remove(out);
 }
 
+TEST(QuantizeCliTest, MinSqnrKeepsSensitiveLayersInFloatAndReportsIt) {
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
+                       M("calib_512.npy") + " --min-sqnr 44 --fallback-samples 64",
+                   /*with_stderr=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& f = j["accuracy_fallback"];
+  ASSERT_TRUE(f.is_object()) << r.out;
+  EXPECT_TRUE(f["reached"].get<bool>());
+  EXPECT_EQ(f["samples"], 64);
+  EXPECT_GE(f["sqnr_after_db"].get<double>(), 44.0);
+  EXPECT_LT(f["sqnr_before_db"].get<double>(), 44.0);
+  ASSERT_FALSE(f["layers_in_float"].empty());
+  for (const auto& node : f["layers_in_float"]) {
+    bool found = false;
+    for (const auto& layer : j["layers"]) {
+      if (layer["node"] != node) continue;
+      found = true;
+      EXPECT_FALSE(layer["quantized"].get<bool>()) << layer.dump();
+      EXPECT_NE(layer["reason"].get<std::string>().find("accuracy fallback"), std::string::npos);
+    }
+    EXPECT_TRUE(found) << node;
+  }
+}
+
+TEST(QuantizeCliTest, FallbackOptionsWithoutMinSqnrAreAUsageError) {
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --calib " +
+                   M("calib_512.npy") + " --max-float-fraction 0.5");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--min-sqnr"), std::string::npos) << r.out;
+}
+
+TEST(QuantizeCliTest, UnreachableMinSqnrExits1AndStillWritesTheBestModel) {
+  std::string out = Temp("fallback.onnx");
+  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +
+                   M("calib_512.npy") + " --min-sqnr 300 --max-float-fraction 0.2");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("did not reach 300.0 dB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NOT REACHED"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(out));
+  fs::remove(out);
+}
+
 }  // namespace
 }  // namespace qtune

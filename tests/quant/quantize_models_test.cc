@@ -9,10 +9,10 @@
 // text (16% of the map above the threshold; skimage_text 3.7%, board 0.5%); IoU on a
 // near-empty map swings with a few hundred pixels.
 //
-// The issue's target, IoU >= 0.95 on every held-out image, is NOT reached by any
-// calibrator or recipe (docs/quantize.md, "Measured on the bundled models"): the test
-// pins what int8 reaches today, and DISABLED_DetInt8ReachesIssueTargetOnEveryHeldOutImage
-// holds the target.
+// Plain int8 does not reach the issue's target, IoU >= 0.95 on every held-out image, with
+// any calibrator or recipe (docs/quantize.md, "Measured on the bundled models"):
+// DetInt8KeepsProbabilityMapIoUOnHeldOutImages pins what it reaches. The accuracy
+// fallback (--min-sqnr) reaches it: DetInt8WithAccuracyFallbackReachesIoU095OnHeldOutImages.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,7 @@ struct QuantizeCase {
   std::string recipe = "int8";
   Target target = Target::kCpu;
   CalibratorKind calibrator = CalibratorKind::kMax;
+  std::optional<double> min_sqnr_db;  // accuracy fallback target
 };
 
 std::string Describe(const QuantizeCase& c) {
@@ -125,6 +127,10 @@ StatusOr<QuantizeModelResult> Quantize(const ir::Graph& model, const QuantizeCas
   options.preprocess = preprocess;
   options.threads = 2;
   options.show_progress = false;
+  if (c.min_sqnr_db.has_value()) {
+    options.fallback = FallbackOptions{};
+    options.fallback->min_sqnr_db = *c.min_sqnr_db;
+  }
   return QuantizeModel(model, options);
 }
 
@@ -243,6 +249,7 @@ struct DetResult {
   std::vector<double> qtune, ort;
   std::vector<double> text_fraction;  // of the fp32 map (qtune)
   EngineAgreement agreement;          // with_ort only
+  std::optional<FallbackReport> fallback;
 };
 
 StatusOr<DetResult> MeasureDet(const QuantizeCase& c, int size, bool with_ort) {
@@ -253,6 +260,7 @@ StatusOr<DetResult> MeasureDet(const QuantizeCase& c, int size, bool with_ort) {
   ASSIGN_OR_RETURN(auto result, Quantize(*model, c, calib.path(), DetPreprocess(size)));
   RETURN_IF_ERROR(ir::Verify(*result.quantized));
   DetResult out;
+  out.fallback = result.fallback;
   ASSIGN_OR_RETURN(Tensor fp, testing::RunQtune(*model, "x", x, 2));
   ASSIGN_OR_RETURN(Tensor q, testing::RunQtune(*result.quantized, "x", x, 2));
   out.qtune = PerImageIoU(fp, q);
@@ -297,14 +305,28 @@ TEST(QuantizeModelsTest, DetInt8KeepsProbabilityMapIoUOnHeldOutImages) {
   ExpectAgreementBound("ppocrv4_det", r->agreement);
 }
 
-// The issue's acceptance target; not reached (see the file comment). Run with
-// --gtest_also_run_disabled_tests.
-TEST(QuantizeModelsTest, DISABLED_DetInt8ReachesIssueTargetOnEveryHeldOutImage) {
+// The issue's acceptance target, IoU >= 0.95 on every held-out image in both engines,
+// reached by the accuracy fallback: the layers whose int8 costs the logits the most stay
+// float until the logits reach 45 dB SQNR on the calibration photos. Measured: 19.7 dB ->
+// 45.3 dB with 37 of 63 layers in float; IoU 0.969 / 0.965 / 0.962 (qtune and ORT alike).
+TEST(QuantizeModelsTest, DetInt8WithAccuracyFallbackReachesIoU095OnHeldOutImages) {
   TempRecipe recipe("det_asym", kAsymmetricRecipe);
-  auto r = MeasureDet({recipe.path(), Target::kCpu, CalibratorKind::kMax}, 640, false);
+  bool with_ort = qtune::testing::OrtAvailable();
+  QuantizeCase c{recipe.path(), Target::kCpu, CalibratorKind::kMax, /*min_sqnr_db=*/45.0};
+  auto r = MeasureDet(c, 640, with_ort);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  PrintDet("int8 asymmetric/cpu/max 640x640", *r);
+  ASSERT_TRUE(r->fallback.has_value());
+  const FallbackReport& f = *r->fallback;
+  std::printf("accuracy fallback: %.1f dB -> %.1f dB, %zu layers in float\n", f.sqnr_before_db,
+              f.sqnr_after_db, f.fallen_back.size());
+  PrintDet("int8 asymmetric/cpu/max + fallback 45 dB", *r);
+  EXPECT_TRUE(f.reached);
+  // The output is a Sigmoid: its input (the logits) is what the fallback compares.
+  EXPECT_EQ(f.measured, std::vector<std::string>{"p2o.Add.281"});
   for (size_t i = 0; i < r->qtune.size(); ++i) EXPECT_GE(r->qtune[i], 0.95) << kDetHeldOutImages[i];
+  if (!with_ort) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+  for (size_t i = 0; i < r->ort.size(); ++i) EXPECT_GE(r->ort[i], 0.95) << kDetHeldOutImages[i];
+  ExpectAgreementBound("ppocrv4_det with fallback", r->agreement);
 }
 
 // Every calibrator and recipe on the detector, for docs/quantize.md. Slow (about three
