@@ -1,7 +1,13 @@
-// qtune eval FP32_MODEL QUANT_MODEL --data X.npy [--labels Y.npy] [--batch N] [--json]
+// qtune eval FP32_MODEL QUANT_MODEL --data DATA... [--preprocess SPEC] [--labels Y.npy]
+//   [--batch N] [--json]
 //   Top-1 agreement between the two models, accuracy against labels, per-output SQNR, and
-//   the tensors with the worst SQNR (tensors of the same name in both models; the QDQ
-//   model's "X_dequantized" outputs are compared with the float "X").
+//   the tensors with the worst SQNR (activations of the same name in both models; the QDQ
+//   model's "X_dequantized" outputs are compared with the float "X"). DATA as for
+//   `qtune quantize --calib` (quant/calibration_data.h): NAME=FILE.npy per input, FILE.npy,
+//   FILE.npz or an image folder.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,11 +15,13 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "core/npy.h"
 #include "ir/onnx_io.h"
+#include "quant/calibration_data.h"
 #include "quant/export_qdq.h"
 #include "runtime/session.h"
 
@@ -23,7 +31,8 @@ namespace {
 struct EvalOptions {
   std::string fp32_path;
   std::string quant_path;
-  std::string data_path;
+  std::vector<std::string> data;
+  std::string preprocess;
   std::string labels_path;
   int64_t batch = 64;
   int64_t layer_samples = 64;
@@ -54,16 +63,6 @@ struct Energy {
 
 nlohmann::json DbJson(double db) {
   return std::isinf(db) ? nlohmann::json("inf") : nlohmann::json(db);
-}
-
-Tensor Rows(const Tensor& t, int64_t first, int64_t count) {
-  std::vector<int64_t> sizes = t.sizes();
-  int64_t row_bytes = static_cast<int64_t>(t.byte_size()) / sizes[0];
-  sizes[0] = count;
-  Tensor out = *Tensor::Allocate(t.dtype(), sizes);
-  std::memcpy(out.raw_data(), static_cast<const std::byte*>(t.raw_data()) + first * row_bytes,
-              static_cast<size_t>(count * row_bytes));
-  return out;
 }
 
 // float32 view of a float32 or float16 tensor; invalid otherwise.
@@ -100,12 +99,32 @@ StatusOr<std::vector<int64_t>> ReadLabels(const std::string& path, int64_t n) {
   return out;
 }
 
-StatusOr<std::string> SingleInput(const ir::Graph& g, const std::string& path) {
-  if (g.inputs().size() != 1) {
-    return UnimplementedError(path + ": eval supports models with one input (this one has " +
-                              std::to_string(g.inputs().size()) + ")");
+// The values that depend on a graph input: everything but weights and what is computed
+// from constants alone (Constant nodes, weight DequantizeLinear).
+std::set<std::string> DataDependentValues(const ir::Graph& graph) {
+  std::set<std::string> out;
+  for (const ir::Value* input : graph.inputs()) out.insert(input->name());
+  auto order = graph.TopologicalOrder();
+  if (!order.ok()) return out;
+  for (const ir::Node* node : *order) {
+    bool depends = false;
+    for (const ir::Value* v : node->inputs()) depends = depends || (v && out.count(v->name()));
+    for (const ir::Value* v : node->implicit_inputs()) depends = depends || out.count(v->name());
+    if (!depends) continue;
+    for (const ir::Value* v : node->outputs()) {
+      if (v != nullptr) out.insert(v->name());
+    }
   }
-  return g.inputs()[0]->name();
+  return out;
+}
+
+Status CheckSameInputs(const ir::Graph& fp32, const ir::Graph& quant) {
+  std::set<std::string> a, b;
+  for (const ir::Value* v : fp32.inputs()) a.insert(v->name());
+  for (const ir::Value* v : quant.inputs()) b.insert(v->name());
+  if (a == b) return Status::Ok();
+  return InvalidArgumentError(
+      fmt::format("the models' inputs differ: {} and {}", fmt::join(a, ", "), fmt::join(b, ", ")));
 }
 
 struct LayerResult {
@@ -115,13 +134,14 @@ struct LayerResult {
   double sqnr_db = 0;
 };
 
-// Compares every float node output of the fp32 model with the tensor of the same name (or
-// its "_dequantized" version) in the quantized model on one batch.
+// Compares every activation of the fp32 model with the tensor of the same name (or its
+// "_dequantized" version) in the quantized model on one batch. Weights are left out: the
+// quantized model's are BN-folded, the float model's are not.
 StatusOr<std::vector<LayerResult>> CompareLayers(const ir::Graph& fp32, const ir::Graph& quant,
-                                                 const std::string& input, const Tensor& x,
-                                                 int threads) {
+                                                 const runtime::NamedTensors& inputs, int threads) {
   auto fp = fp32.Clone();
   auto q = quant.Clone();
+  const std::set<std::string> fp_data = DataDependentValues(*fp), q_data = DataDependentValues(*q);
   std::map<std::string, std::string> pairs;  // quant tensor -> fp32 tensor
   for (const ir::Node* node : q->nodes()) {
     for (const ir::Value* v : node->outputs()) {
@@ -131,6 +151,7 @@ StatusOr<std::vector<LayerResult>> CompareLayers(const ir::Graph& fp32, const ir
       std::string float_name = back.has_value() ? *back : name;
       const ir::Value* f = fp->FindValue(float_name);
       if (f == nullptr || f->producer() == nullptr) continue;
+      if (!fp_data.count(float_name) || !q_data.count(name)) continue;
       if (v->dtype() != DataType::kFloat32 && v->dtype() != DataType::kUndefined) continue;
       pairs[name] = float_name;
     }
@@ -145,8 +166,8 @@ StatusOr<std::vector<LayerResult>> CompareLayers(const ir::Graph& fp32, const ir
   so.threads = threads;
   ASSIGN_OR_RETURN(auto fs, runtime::Session::Create(*fp, so));
   ASSIGN_OR_RETURN(auto qs, runtime::Session::Create(*q, so));
-  ASSIGN_OR_RETURN(auto fout, fs->Run({{input, x}}));
-  ASSIGN_OR_RETURN(auto qout, qs->Run({{input, x}}));
+  ASSIGN_OR_RETURN(auto fout, fs->Run(inputs));
+  ASSIGN_OR_RETURN(auto qout, qs->Run(inputs));
   std::map<std::string, Tensor> fmap(fout.begin(), fout.end()), qmap(qout.begin(), qout.end());
   std::vector<LayerResult> out;
   for (const auto& [qname, fname] : pairs) {
@@ -165,16 +186,10 @@ StatusOr<std::vector<LayerResult>> CompareLayers(const ir::Graph& fp32, const ir
 Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
   ASSIGN_OR_RETURN(auto fp32, ir::LoadModel(o.fp32_path));
   ASSIGN_OR_RETURN(auto quant, ir::LoadModel(o.quant_path));
-  ASSIGN_OR_RETURN(std::string input, SingleInput(*fp32, o.fp32_path));
-  ASSIGN_OR_RETURN(std::string qinput, SingleInput(*quant, o.quant_path));
-  if (input != qinput) {
-    return InvalidArgumentError("the models' inputs differ: '" + input + "' and '" + qinput + "'");
-  }
-  ASSIGN_OR_RETURN(Tensor data, ReadNpy(o.data_path));
-  if (data.rank() < 1 || data.size(0) == 0) {
-    return InvalidArgumentError(o.data_path + ": needs samples along the first axis");
-  }
-  const int64_t n = data.size(0);
+  RETURN_IF_ERROR(CheckSameInputs(*fp32, *quant));
+  ASSIGN_OR_RETURN(auto data, quant::OpenCalibrationData(o.data, o.preprocess, *fp32));
+  const int64_t n = data->num_samples();
+  if (n <= 0) return InvalidArgumentError(data->Describe() + " holds no samples");
   std::vector<int64_t> labels;
   if (!o.labels_path.empty()) {
     ASSIGN_OR_RETURN(labels, ReadLabels(o.labels_path, n));
@@ -189,11 +204,12 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
   int64_t agree = 0, correct_fp = 0, correct_q = 0, counted = 0;
   for (int64_t first = 0; first < n; first += o.batch) {
     int64_t count = std::min(o.batch, n - first);
-    Tensor x = Rows(data, first, count);
-    auto fout = fs->Run({{input, x}});
+    ASSIGN_OR_RETURN(auto batch, data->Batch(first, count));
+    runtime::NamedTensors x(batch.begin(), batch.end());
+    auto fout = fs->Run(x);
     if (!fout.ok())
       return fout.status().WithContext(o.fp32_path + ", samples " + std::to_string(first));
-    auto qout = qs->Run({{input, x}});
+    auto qout = qs->Run(x);
     if (!qout.ok())
       return qout.status().WithContext(o.quant_path + ", samples " + std::to_string(first));
     if (fout->size() != qout->size()) {
@@ -227,9 +243,12 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
     report["outputs"].push_back(
         {{"name", output_names[i]}, {"sqnr_db", DbJson(energy[i].SqnrDb())}});
   }
-  Tensor probe = Rows(data, 0, std::min(o.layer_samples, n));
-  ASSIGN_OR_RETURN(auto layers, CompareLayers(*fp32, *quant, input, probe, o.threads));
-  report["layer_samples"] = probe.size(0);
+  const int64_t probe_samples = std::min(o.layer_samples, n);
+  ASSIGN_OR_RETURN(auto probe, data->Batch(0, probe_samples));
+  ASSIGN_OR_RETURN(
+      auto layers,
+      CompareLayers(*fp32, *quant, runtime::NamedTensors(probe.begin(), probe.end()), o.threads));
+  report["layer_samples"] = probe_samples;
   report["worst_layers"] = nlohmann::json::array();
   for (size_t i = 0; i < layers.size() && static_cast<int>(i) < o.worst; ++i) {
     report["worst_layers"].push_back({{"tensor", layers[i].tensor},
@@ -277,7 +296,12 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
       app.add_subcommand("eval", "Compare a quantized model with its float original on data");
   cmd->add_option("fp32_model", o->fp32_path, "Float ONNX model")->required();
   cmd->add_option("quant_model", o->quant_path, "Quantized (QDQ) ONNX model")->required();
-  cmd->add_option("--data", o->data_path, "Samples along axis 0 (.npy)")->required();
+  cmd->add_option("--data", o->data,
+                  "Samples: NAME=FILE.npy (per input), FILE.npy, FILE.npz or an image folder "
+                  "(as quantize --calib)")
+      ->required();
+  cmd->add_option("--preprocess", o->preprocess,
+                  "Image preprocessing for an image folder (docs/calibration.md)");
   cmd->add_option("--labels", o->labels_path, "int64 labels, one per sample (.npy)");
   cmd->add_option("--batch", o->batch, "Samples per run")
       ->check(CLI::Range(1, 65536))

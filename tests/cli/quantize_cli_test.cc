@@ -113,6 +113,55 @@ TEST(QuantizeCliTest, QuantizeThenEvalKeepsAccuracy) {
   fs::remove(out);
 }
 
+// The detector (weights in Constant nodes, BN folded by quantize) on an image folder:
+// eval reads the folder like quantize does, and compares activations only.
+TEST(QuantizeCliTest, EvalOnAnImageFolderComparesActivationsNotWeights) {
+  const std::string det = std::string(QTUNE_MODELS_DIR) + "/ppocr/ppocrv4_det.onnx";
+  const std::string images = std::string(QTUNE_MODELS_DIR) + "/images";
+  const std::string preprocess =
+      "resize=320x320,scale=0.00392157,mean=0.485:0.456:0.406,std=0.229:0.224:0.225,bgr";
+  std::string out = Temp("det_int8.onnx");
+  Result q = Qtune("quantize " + det + " -o " + out + " --calib " + images + " --preprocess " +
+                   preprocess + " --calib-samples 4");
+  ASSERT_EQ(q.exit_code, 0) << q.out;
+  Result e = Qtune("eval " + det + " " + out + " --data " + images + " --preprocess " + preprocess +
+                       " --layer-samples 2 --worst 100000 --json",
+                   /*with_stderr=*/false);
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  nlohmann::json j = nlohmann::json::parse(e.out);
+  EXPECT_EQ(j["samples"], 8);
+  EXPECT_EQ(j["layer_samples"], 2);
+  ASSERT_GT(j["worst_layers"].size(), 100u);
+  int quantized_inputs = 0;
+  for (const auto& layer : j["worst_layers"]) {
+    const std::string tensor = layer["tensor"].get<std::string>();
+    EXPECT_EQ(tensor.find(".w_0"), std::string::npos) << "a weight: " << layer.dump();
+    quantized_inputs += layer["compared_with"] != layer["tensor"];
+  }
+  EXPECT_GT(quantized_inputs, 20);
+  Result missing = Qtune("eval " + det + " " + out + " --data " + images);
+  EXPECT_EQ(missing.exit_code, 3) << missing.out;  // an image folder needs --preprocess
+  fs::remove(out);
+}
+
+TEST(QuantizeCliTest, EvalTakesNamedInputs) {
+  std::string out = Temp("named_int8.onnx");
+  ASSERT_EQ(
+      Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " + M("calib_512.npy"))
+          .exit_code,
+      0);
+  Result e = Qtune("eval " + M("fmnist_resnet.onnx") + " " + out +
+                       " --data input=" + M("test_2000.npy") + " --json --worst 1",
+                   /*with_stderr=*/false);
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  EXPECT_EQ(nlohmann::json::parse(e.out)["samples"], 2000);
+  Result wrong =
+      Qtune("eval " + M("fmnist_resnet.onnx") + " " + out + " --data images=" + M("test_2000.npy"));
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.out;
+  EXPECT_NE(wrong.out.find("images"), std::string::npos) << wrong.out;
+  fs::remove(out);
+}
+
 TEST(QuantizeCliTest, MinSqnrKeepsSensitiveLayersInFloatAndReportsIt) {
   Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
                        M("calib_512.npy") + " --min-sqnr 44 --fallback-samples 64",
