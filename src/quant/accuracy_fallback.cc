@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "core/logging.h"
@@ -27,8 +27,10 @@ struct SampleBatches {
 StatusOr<SampleBatches> LoadSamples(const ir::Graph& graph, CalibrationSource& source,
                                     int64_t max_samples) {
   SampleBatches out;
-  int64_t total = std::min(source.num_samples(), std::max<int64_t>(max_samples, 1));
   const std::optional<int64_t> fixed = FixedBatchSize(graph);
+  // At least one batch of a fixed batch size, whatever max_samples says.
+  int64_t total =
+      std::min(source.num_samples(), std::max<int64_t>({max_samples, fixed.value_or(1), 1}));
   const int64_t batch = fixed.value_or(total);
   total = total / batch * batch;
   if (total <= 0) {
@@ -146,13 +148,6 @@ QuantPlan OnlyLayer(const QuantPlan& plan, const std::string& node) {
   return only;
 }
 
-std::string OpTypeOf(const ir::Graph& graph, const std::string& node_name) {
-  for (const ir::Node* node : graph.nodes()) {
-    if (node->name() == node_name) return node->op_type();
-  }
-  return "?";
-}
-
 }  // namespace
 
 void KeepLayersInFloat(QuantPlan& plan, const std::vector<std::string>& nodes,
@@ -208,7 +203,8 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
   for (const std::string& node : plan.quantized_nodes) {
     auto sqnr = meter.SqnrDb(OnlyLayer(plan, node));
     if (!sqnr.ok()) return sqnr.status().WithContext("measuring layer '" + node + "' alone");
-    report.sensitivity.push_back({node, OpTypeOf(float_graph, node), *sqnr});
+    const ir::Node* n = float_graph.FindNode(node);
+    report.sensitivity.push_back({node, n != nullptr ? n->op_type() : "?", *sqnr});
     if (progress) progress->Advance();
   }
   if (progress) progress->Finish();
@@ -246,9 +242,9 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
   };
 
   // Doubling, then bisection, for the smallest prefix that reaches the target.
-  const int64_t max_k = std::max<int64_t>(
-      1, static_cast<int64_t>(options.max_float_fraction *
-                              static_cast<double>(report.sensitivity.size())));
+  const int64_t max_k =
+      std::max<int64_t>(1, static_cast<int64_t>(options.max_float_fraction *
+                                                static_cast<double>(report.sensitivity.size())));
   int64_t low = 0, high = 1;  // prefix `low` misses the target
   for (;;) {
     ASSIGN_OR_RETURN(double db, measure_prefix(high));

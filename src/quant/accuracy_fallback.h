@@ -1,7 +1,7 @@
 // Accuracy-driven fallback (`qtune quantize --min-sqnr DB`): after calibration and guards,
 // keeps the layers whose quantization costs the model's outputs the most in floating
 // point, most costly first, until the quantized model's outputs reach a target SQNR
-// against the float model on a few calibration samples.
+// against the float model on a few calibration samples (docs/quantize.md).
 //
 //  1. Reference: the float graph's outputs on the first `max_samples` calibration samples.
 //  2. Sensitivity: for every quantized layer (QuantPlan::quantized_nodes) the output SQNR
@@ -9,12 +9,17 @@
 //     layer, in qtune's engine). Lower = more sensitive.
 //  3. Search: the whole plan is measured; if it misses the target, the k most sensitive
 //     layers fall back (k doubling, then bisected: the smallest k that reaches the target),
-//     never more than `max_float_fraction` of the quantized layers.
+//     never more than `max_float_fraction` of the quantized layers. Then each of the k is
+//     tried quantized again, least sensitive first, and stays so if the target holds.
+//     Unreachable: the best prefix measured, reached = false.
 //
 // A layer falls back by leaving the consumer lists of the sites feeding it; a site all of
 // whose consumers fall back is disabled instead (disabled_reason kAccuracyFallbackReason,
-// consumers kept), and the layer gets a SkippedLayer saying why. SQNR of one output = 10 log10(sum ref^2 / sum (ref - q)^2)
-// over all samples; the model's SQNR is the minimum over its float outputs.
+// consumers kept), and the layer gets a SkippedLayer saying why.
+//
+// Compared: every float32 graph output, or, for one computed by Sigmoid or Softmax, that
+// op's input (the logits). SQNR of one tensor = 10 log10(sum ref^2 / sum (ref - q)^2) over
+// all samples; the model's SQNR is the minimum over the compared tensors.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +37,9 @@ namespace qtune::quant {
 inline constexpr char kAccuracyFallbackReason[] = "accuracy fallback";
 
 struct FallbackOptions {
-  double min_sqnr_db = 30.0;        // the target
-  int64_t max_samples = 8;          // first samples of the calibration source measured
-  double max_float_fraction = 0.75; // of the quantized layers; the search stops there
+  double min_sqnr_db = 30.0;         // the target
+  int64_t max_samples = 8;           // first samples of the calibration source measured
+  double max_float_fraction = 0.75;  // of the quantized layers; the search stops there
   int threads = 1;
   bool show_progress = true;
 };
