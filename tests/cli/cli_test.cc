@@ -1,6 +1,5 @@
 // The qtune binary as a user runs it: output, --json, exit codes, error messages.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_runner.h"
 #include "core/npz.h"
 
 namespace qtune {
@@ -15,23 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result Qtune(const std::string& args) {
-  std::string command = std::string(QTUNE_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::CliResult;
+using testing::RunQtuneCli;
 
 std::string Model(const std::string& relative) {
   return std::string(QTUNE_MODELS_DIR) + "/" + relative;
@@ -52,10 +37,10 @@ std::vector<std::string> AllModels() {
 
 TEST(CliTest, InspectPrintsEveryModelAndItsJsonParses) {
   for (const std::string& model : AllModels()) {
-    Result text = Qtune("inspect " + model);
+    CliResult text = RunQtuneCli("inspect " + model);
     EXPECT_EQ(text.exit_code, 0) << model << "\n" << text.out;
     EXPECT_NE(text.out.find("inputs"), std::string::npos) << model;
-    Result json = Qtune("inspect --json " + model);
+    CliResult json = RunQtuneCli("inspect --json " + model);
     ASSERT_EQ(json.exit_code, 0) << model << "\n" << json.out;
     nlohmann::json j = nlohmann::json::parse(json.out);
     EXPECT_FALSE(j["inputs"].empty()) << model;
@@ -66,7 +51,7 @@ TEST(CliTest, InspectPrintsEveryModelAndItsJsonParses) {
 }
 
 TEST(CliTest, InspectReportsFmnistFacts) {
-  Result r = Qtune("inspect --json " + Model("fmnist/fmnist_resnet.onnx"));
+  CliResult r = RunQtuneCli("inspect --json " + Model("fmnist/fmnist_resnet.onnx"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["opsets"]["ai.onnx"], 13);
@@ -76,7 +61,7 @@ TEST(CliTest, InspectReportsFmnistFacts) {
 }
 
 TEST(CliTest, DetectorWeightsInConstantNodesAreCounted) {
-  Result r = Qtune("inspect --json " + Model("ppocr/ppocrv4_det.onnx"));
+  CliResult r = RunQtuneCli("inspect --json " + Model("ppocr/ppocrv4_det.onnx"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   // 4.7 MB of weights, all of them in Constant nodes.
@@ -86,7 +71,7 @@ TEST(CliTest, DetectorWeightsInConstantNodesAreCounted) {
 }
 
 TEST(CliTest, MissingModelExitsWithBadInputAndNamesTheFile) {
-  Result r = Qtune("inspect /nonexistent/model.onnx");
+  CliResult r = RunQtuneCli("inspect /nonexistent/model.onnx");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("/nonexistent/model.onnx"), std::string::npos) << r.out;
 }
@@ -94,20 +79,21 @@ TEST(CliTest, MissingModelExitsWithBadInputAndNamesTheFile) {
 TEST(CliTest, GarbageModelExitsWithBadInput) {
   fs::path path = fs::temp_directory_path() / "qtune_cli_garbage.onnx";
   std::ofstream(path) << "this is not a protobuf";
-  Result r = Qtune("inspect " + path.string());
+  CliResult r = RunQtuneCli("inspect " + path.string());
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("qtune: error:"), std::string::npos) << r.out;
   fs::remove(path);
 }
 
 TEST(CliTest, UnknownFlagIsAUsageError) {
-  EXPECT_EQ(Qtune("inspect --no-such-flag x.onnx").exit_code, 2);
-  EXPECT_EQ(Qtune("").exit_code, 2);
-  EXPECT_EQ(Qtune("bench " + Model("fmnist/fmnist_resnet.onnx") + " --threads 0").exit_code, 2);
+  EXPECT_EQ(RunQtuneCli("inspect --no-such-flag x.onnx").exit_code, 2);
+  EXPECT_EQ(RunQtuneCli("").exit_code, 2);
+  EXPECT_EQ(RunQtuneCli("bench " + Model("fmnist/fmnist_resnet.onnx") + " --threads 0").exit_code,
+            2);
 }
 
 TEST(CliTest, HelpListsEveryCommand) {
-  Result r = Qtune("--help");
+  CliResult r = RunQtuneCli("--help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* command : {"inspect", "run", "bench"}) {
     EXPECT_NE(r.out.find(command), std::string::npos) << command;
@@ -116,8 +102,9 @@ TEST(CliTest, HelpListsEveryCommand) {
 
 TEST(CliTest, RunWritesOutputsThatMatchTheModelsShape) {
   fs::path out = fs::temp_directory_path() / "qtune_cli_run.npz";
-  Result r = Qtune("run " + Model("fmnist/fmnist_resnet.onnx") + " --input input=" +
-                   Model("fmnist/test_2000.npy") + " --output " + out.string() + " --json");
+  CliResult r = RunQtuneCli("run " + Model("fmnist/fmnist_resnet.onnx") +
+                            " --input input=" + Model("fmnist/test_2000.npy") + " --output " +
+                            out.string() + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto entries = ReadNpz(out.string());
   ASSERT_TRUE(entries.ok()) << entries.status().ToString();
@@ -127,18 +114,19 @@ TEST(CliTest, RunWritesOutputsThatMatchTheModelsShape) {
 }
 
 TEST(CliTest, RunWithWrongInputNameSaysWhichInput) {
-  Result r = Qtune("run " + Model("fmnist/fmnist_resnet.onnx") +
-                   " --input wrong=" + Model("fmnist/test_2000.npy"));
+  CliResult r = RunQtuneCli("run " + Model("fmnist/fmnist_resnet.onnx") +
+                            " --input wrong=" + Model("fmnist/test_2000.npy"));
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("no input named 'wrong'"), std::string::npos) << r.out;
 }
 
 TEST(CliTest, BenchNeedsSizesForSymbolicDimsAndReportsJson) {
   std::string model = Model("fmnist/fmnist_resnet.onnx");
-  Result missing = Qtune("bench " + model + " --iters 2");
+  CliResult missing = RunQtuneCli("bench " + model + " --iters 2");
   EXPECT_EQ(missing.exit_code, 3) << missing.out;
   EXPECT_NE(missing.out.find("--shape input="), std::string::npos) << missing.out;
-  Result r = Qtune("bench " + model + " --shape input=1x1x28x28 --iters 3 --warmup 1 --json");
+  CliResult r =
+      RunQtuneCli("bench " + model + " --shape input=1x1x28x28 --iters 3 --warmup 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_GT(j["median_ms"].get<double>(), 0.0);

@@ -1,6 +1,5 @@
 // `qtune quantize` and `qtune eval` as a user runs them: exit codes, warnings, JSON.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,29 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_runner.h"
+
 namespace qtune {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
-
-Result Qtune(const std::string& args, bool with_stderr = true) {
-  std::string command =
-      std::string(QTUNE_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::CliResult;
+using testing::RunQtuneCli;
 
 std::string M(const std::string& f) { return std::string(QTUNE_MODELS_DIR) + "/fmnist/" + f; }
 
@@ -41,28 +26,31 @@ std::string Temp(const std::string& name) {
 }
 
 TEST(QuantizeCliTest, MissingCalibrationDataExits3) {
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + Temp("a.onnx"));
+  CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " -o " + Temp("a.onnx"));
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("--calib"), std::string::npos) << r.out;
 }
 
 TEST(QuantizeCliTest, MissingOutputIsAUsageError) {
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --calib " + M("calib_512.npy"));
+  CliResult r =
+      RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --calib " + M("calib_512.npy"));
   EXPECT_EQ(r.exit_code, 2) << r.out;
 }
 
 TEST(QuantizeCliTest, FlagContradictingTheRecipeIsAUsageError) {
   std::string recipe = Temp("trt.yaml");
   std::ofstream(recipe) << "imports: {base: int8}\n$import: base\ntarget: trt\n";
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --random-calibration " +
-                   "--recipe " + recipe + " --target cpu");
+  CliResult r =
+      RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --random-calibration " +
+                  "--recipe " + recipe + " --target cpu");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--target"), std::string::npos) << r.out;
   fs::remove(recipe);
 }
 
 TEST(QuantizeCliTest, RandomCalibrationWarnsLoudly) {
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --random-calibration");
+  CliResult r =
+      RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --random-calibration");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("WARNING"), std::string::npos);
   EXPECT_NE(r.out.find("MEANINGLESS"), std::string::npos);
@@ -70,9 +58,9 @@ TEST(QuantizeCliTest, RandomCalibrationWarnsLoudly) {
 
 TEST(QuantizeCliTest, ReportJsonListsLayersAndWritesNoModel) {
   std::string out = Temp("never.onnx");
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
-                       M("calib_512.npy") + " -o " + out,
-                   /*with_stderr=*/false);
+  CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
+                                M("calib_512.npy") + " -o " + out,
+                            /*with_stderr=*/false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["target"], "cpu");
@@ -89,13 +77,14 @@ TEST(QuantizeCliTest, ReportJsonListsLayersAndWritesNoModel) {
 
 TEST(QuantizeCliTest, QuantizeThenEvalKeepsAccuracy) {
   std::string out = Temp("int8.onnx");
-  Result q = Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +
-                   M("calib_512.npy"));
+  CliResult q = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +
+                            M("calib_512.npy"));
   ASSERT_EQ(q.exit_code, 0) << q.out;
   EXPECT_NE(q.out.find("wrote"), std::string::npos);
-  Result e = Qtune("eval " + M("fmnist_resnet.onnx") + " " + out + " --data " + M("test_2000.npy") +
-                       " --labels " + M("test_2000_labels.npy") + " --json --worst 5",
-                   /*with_stderr=*/false);
+  CliResult e =
+      RunQtuneCli("eval " + M("fmnist_resnet.onnx") + " " + out + " --data " + M("test_2000.npy") +
+                      " --labels " + M("test_2000_labels.npy") + " --json --worst 5",
+                  /*with_stderr=*/false);
   ASSERT_EQ(e.exit_code, 0) << e.out;
   nlohmann::json j = nlohmann::json::parse(e.out);
   EXPECT_EQ(j["samples"], 2000);
@@ -107,8 +96,8 @@ TEST(QuantizeCliTest, QuantizeThenEvalKeepsAccuracy) {
   double first = j["worst_layers"][0]["sqnr_db"].get<double>();
   EXPECT_GT(first, 10.0);
   EXPECT_LE(first, j["worst_layers"][4]["sqnr_db"].get<double>());
-  Result bad = Qtune("eval " + M("fmnist_resnet.onnx") + " " + out + " --data " +
-                     M("test_2000.npy") + " --labels " + M("calib_512.npy"));
+  CliResult bad = RunQtuneCli("eval " + M("fmnist_resnet.onnx") + " " + out + " --data " +
+                              M("test_2000.npy") + " --labels " + M("calib_512.npy"));
   EXPECT_EQ(bad.exit_code, 3) << bad.out;
   fs::remove(out);
 }
@@ -121,12 +110,12 @@ TEST(QuantizeCliTest, EvalOnAnImageFolderComparesActivationsNotWeights) {
   const std::string preprocess =
       "resize=320x320,scale=0.00392157,mean=0.485:0.456:0.406,std=0.229:0.224:0.225,bgr";
   std::string out = Temp("det_int8.onnx");
-  Result q = Qtune("quantize " + det + " -o " + out + " --calib " + images + " --preprocess " +
-                   preprocess + " --calib-samples 4");
+  CliResult q = RunQtuneCli("quantize " + det + " -o " + out + " --calib " + images +
+                            " --preprocess " + preprocess + " --calib-samples 4");
   ASSERT_EQ(q.exit_code, 0) << q.out;
-  Result e = Qtune("eval " + det + " " + out + " --data " + images + " --preprocess " + preprocess +
-                       " --layer-samples 2 --worst 100000 --json",
-                   /*with_stderr=*/false);
+  CliResult e = RunQtuneCli("eval " + det + " " + out + " --data " + images + " --preprocess " +
+                                preprocess + " --layer-samples 2 --worst 100000 --json",
+                            /*with_stderr=*/false);
   ASSERT_EQ(e.exit_code, 0) << e.out;
   nlohmann::json j = nlohmann::json::parse(e.out);
   EXPECT_EQ(j["samples"], 8);
@@ -139,33 +128,33 @@ TEST(QuantizeCliTest, EvalOnAnImageFolderComparesActivationsNotWeights) {
     quantized_inputs += layer["compared_with"] != layer["tensor"];
   }
   EXPECT_GT(quantized_inputs, 20);
-  Result missing = Qtune("eval " + det + " " + out + " --data " + images);
+  CliResult missing = RunQtuneCli("eval " + det + " " + out + " --data " + images);
   EXPECT_EQ(missing.exit_code, 3) << missing.out;  // an image folder needs --preprocess
   fs::remove(out);
 }
 
 TEST(QuantizeCliTest, EvalTakesNamedInputs) {
   std::string out = Temp("named_int8.onnx");
-  ASSERT_EQ(
-      Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " + M("calib_512.npy"))
-          .exit_code,
-      0);
-  Result e = Qtune("eval " + M("fmnist_resnet.onnx") + " " + out +
-                       " --data input=" + M("test_2000.npy") + " --json --worst 1",
-                   /*with_stderr=*/false);
+  ASSERT_EQ(RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +
+                        M("calib_512.npy"))
+                .exit_code,
+            0);
+  CliResult e = RunQtuneCli("eval " + M("fmnist_resnet.onnx") + " " + out +
+                                " --data input=" + M("test_2000.npy") + " --json --worst 1",
+                            /*with_stderr=*/false);
   ASSERT_EQ(e.exit_code, 0) << e.out;
   EXPECT_EQ(nlohmann::json::parse(e.out)["samples"], 2000);
-  Result wrong =
-      Qtune("eval " + M("fmnist_resnet.onnx") + " " + out + " --data images=" + M("test_2000.npy"));
+  CliResult wrong = RunQtuneCli("eval " + M("fmnist_resnet.onnx") + " " + out +
+                                " --data images=" + M("test_2000.npy"));
   EXPECT_EQ(wrong.exit_code, 3) << wrong.out;
   EXPECT_NE(wrong.out.find("images"), std::string::npos) << wrong.out;
   fs::remove(out);
 }
 
 TEST(QuantizeCliTest, MinSqnrKeepsSensitiveLayersInFloatAndReportsIt) {
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
-                       M("calib_512.npy") + " --min-sqnr 44 --fallback-samples 64",
-                   /*with_stderr=*/false);
+  CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
+                                M("calib_512.npy") + " --min-sqnr 44 --fallback-samples 64",
+                            /*with_stderr=*/false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   const nlohmann::json& f = j["accuracy_fallback"];
@@ -188,16 +177,16 @@ TEST(QuantizeCliTest, MinSqnrKeepsSensitiveLayersInFloatAndReportsIt) {
 }
 
 TEST(QuantizeCliTest, FallbackOptionsWithoutMinSqnrAreAUsageError) {
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " --report --calib " +
-                   M("calib_512.npy") + " --max-float-fraction 0.5");
+  CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --calib " +
+                            M("calib_512.npy") + " --max-float-fraction 0.5");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--min-sqnr"), std::string::npos) << r.out;
 }
 
 TEST(QuantizeCliTest, UnreachableMinSqnrExits1AndStillWritesTheBestModel) {
   std::string out = Temp("fallback.onnx");
-  Result r = Qtune("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +
-                   M("calib_512.npy") + " --min-sqnr 300 --max-float-fraction 0.2");
+  CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +
+                            M("calib_512.npy") + " --min-sqnr 300 --max-float-fraction 0.2");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("did not reach 300.0 dB"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NOT REACHED"), std::string::npos) << r.out;
