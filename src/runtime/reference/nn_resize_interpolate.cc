@@ -7,6 +7,7 @@
 
 #include "runtime/reference/nn_resize.h"
 #include "runtime/reference/nn_util.h"
+#include "runtime/reference/tensor_util.h"
 
 namespace qtune::runtime::nn {
 namespace {
@@ -131,7 +132,7 @@ template <typename T>
 void RunInterpolate(const ResizePlan& plan, const std::vector<AxisTaps>& axes, const Tensor& x,
                     Tensor& y) {
   const size_t rank = plan.input_sizes.size();
-  const std::vector<int64_t> in_strides = RowMajorStrides(plan.input_sizes);
+  const std::vector<int64_t> in_strides = reference::ContiguousStrides(plan.input_sizes);
   const T* xd = x.data<T>();
   T* yd = y.data<T>();
   std::vector<int64_t> out_index(rank, 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/shape.h"
+#include "runtime/reference/tensor_util.h"
 
 namespace qtune::runtime::nn {
 
@@ -100,12 +101,6 @@ int64_t Product(const std::vector<int64_t>& sizes, size_t begin, size_t end) {
   return p;
 }
 
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
-  return strides;
-}
-
 bool NextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
   for (size_t i = index.size(); i-- > 0;) {
     if (++index[i] < sizes[i]) return true;
@@ -117,7 +112,7 @@ bool NextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
 bool BroadcastStrides(const std::vector<int64_t>& source, const std::vector<int64_t>& target,
                       std::vector<int64_t>* strides) {
   if (source.size() > target.size()) return false;
-  std::vector<int64_t> source_strides = RowMajorStrides(source);
+  std::vector<int64_t> source_strides = reference::ContiguousStrides(source);
   size_t offset = target.size() - source.size();
   strides->assign(target.size(), 0);
   for (size_t i = 0; i < source.size(); ++i) {

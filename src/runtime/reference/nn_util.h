@@ -54,7 +54,6 @@ int64_t Product(const std::vector<int64_t>& sizes, size_t begin, size_t end);
 inline int64_t Product(const std::vector<int64_t>& sizes) {
   return Product(sizes, 0, sizes.size());
 }
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& sizes);
 // Advances `index` (a multi-index into `sizes`) to the next one in row-major order.
 // Returns false, with `index` back at all zeros, after the last one.
 bool NextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& sizes);

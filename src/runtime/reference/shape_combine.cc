@@ -3,6 +3,7 @@
 // work on every storable element type.
 #include <cstring>
 
+#include "runtime/reference/nn_util.h"
 #include "runtime/reference/registry.h"
 #include "runtime/reference/tensor_util.h"
 
@@ -158,10 +159,7 @@ Outputs Tile(const KernelArgs& a) {
     int64_t src = 0;
     for (size_t d = 0; d < x.rank(); ++d) src += (counter[d] % x.size(d)) * in_strides[d];
     CopyElement(y.raw_data(), i, x.raw_data(), src, element_size);
-    for (size_t d = x.rank(); d-- > 0;) {
-      if (++counter[d] < out_sizes[d]) break;
-      counter[d] = 0;
-    }
+    nn::NextIndex(counter, out_sizes);
   }
   return std::vector<Tensor>{std::move(y)};
 }

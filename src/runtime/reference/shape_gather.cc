@@ -3,6 +3,7 @@
 // storable element type.
 #include <cstring>
 
+#include "runtime/reference/nn_util.h"
 #include "runtime/reference/registry.h"
 #include "runtime/reference/tensor_util.h"
 
@@ -80,10 +81,7 @@ Outputs GatherElements(const KernelArgs& a) {
     int64_t src = 0;
     for (int64_t d = 0; d < rank; ++d) src += (d == axis ? idx[i] : counter[d]) * strides[d];
     CopyElement(y.raw_data(), i, data.raw_data(), src, element_size);
-    for (int64_t d = rank; d-- > 0;) {
-      if (++counter[d] < indices.size(d)) break;
-      counter[d] = 0;
-    }
+    nn::NextIndex(counter, indices.sizes());
   }
   return std::vector<Tensor>{std::move(y)};
 }

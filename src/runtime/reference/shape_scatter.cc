@@ -6,6 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "runtime/reference/nn_util.h"
 #include "runtime/reference/registry.h"
 #include "runtime/reference/tensor_util.h"
 
@@ -199,10 +200,7 @@ Outputs ScatterElements(const KernelArgs& a) {
     int64_t dst = 0;
     for (int64_t d = 0; d < rank; ++d) dst += (d == axis ? at : counter[d]) * strides[d];
     RETURN_IF_ERROR(Apply(a.node, reduction, y, dst, updates, i, 1));
-    for (int64_t d = rank; d-- > 0;) {
-      if (++counter[d] < indices.size(d)) break;
-      counter[d] = 0;
-    }
+    nn::NextIndex(counter, indices.sizes());
   }
   return std::vector<Tensor>{std::move(y)};
 }

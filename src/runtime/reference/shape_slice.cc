@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "runtime/reference/broadcast.h"
+#include "runtime/reference/nn_util.h"
 #include "runtime/reference/registry.h"
 #include "runtime/reference/tensor_util.h"
 
@@ -193,10 +194,7 @@ Outputs Pad(const KernelArgs& a) {
     } else {
       CopyElement(y.raw_data(), i, value.raw_data(), 0, element_size);
     }
-    for (int64_t d = rank; d-- > 0;) {
-      if (++counter[d] < out_sizes[d]) break;
-      counter[d] = 0;
-    }
+    nn::NextIndex(counter, out_sizes);
   }
   return std::vector<Tensor>{std::move(y)};
 }
