@@ -3,6 +3,7 @@
 // (oneDNN calls that layout iohw / giohw).
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_weighted_kernel.h"
 
 namespace qtune::runtime {
@@ -22,36 +23,9 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
   }
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   int64_t group = node.GetInt("group", 1);
-  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
-  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
-  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
-  std::vector<int64_t> output_padding = node.GetInts("output_padding", {0, 0});
-  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return NotApplicable();
-  }
-  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
-  // ONNX derives the pads from the output size when output_shape or SAME_* is given:
-  // SAME_UPPER puts the odd one at the end, every other mode at the beginning.
-  bool derive_pads = !node.GetInts("output_shape", {}).empty() || auto_pad == "SAME_UPPER" ||
-                     auto_pad == "SAME_LOWER";
-  if (pads.size() != 4 || output_padding.size() != 2) return NotApplicable();
-  memory::dims pad_begin, pad_end, dnnl_dilations;
-  for (size_t i = 0; i < 2; ++i) {
-    int64_t effective = (w.sizes[i + 2] - 1) * dilations[i] + 1;
-    int64_t natural = (x.sizes[i + 2] - 1) * strides[i] + output_padding[i] + effective;
-    int64_t total = natural - y[i + 2];
-    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
-    int64_t begin = !derive_pads ? pads[i] : auto_pad == "SAME_UPPER" ? half : total - half;
-    pad_begin.push_back(begin);
-    // Right padding that gives ONNX's output size (covers output_padding).
-    pad_end.push_back((x.sizes[i + 2] - 1) * strides[i] + effective - begin - y[i + 2]);
-    dnnl_dilations.push_back(dilations[i] - 1);
-  }
-  for (size_t i = 0; i < 2; ++i) {
-    if (pad_begin[i] < 0 || pad_end[i] < 0) return NotApplicable();
-  }
+  std::optional<onednn::ConvGeometry> geo =
+      onednn::ComputeDeconvGeometry(node, x.sizes, w.sizes, y);
+  if (!geo) return NotApplicable();
   onednn::SetThreads(request.threads);
   try {
     int64_t c_out = y[1];
@@ -67,13 +41,12 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
     memory::desc b_md({c_out}, memory::data_type::f32, memory::format_tag::a);
     auto alg = dnnl::algorithm::deconvolution_direct;
     auto prop = dnnl::prop_kind::forward_inference;
-    memory::dims stride_dims(strides.begin(), strides.end());
-    auto desc =
-        b != nullptr
-            ? dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, b_md, dst_md, stride_dims,
-                                                dnnl_dilations, pad_begin, pad_end)
-            : dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, dst_md, stride_dims,
-                                                dnnl_dilations, pad_begin, pad_end);
+    auto desc = b != nullptr ? dnnl::deconvolution_forward::desc(
+                                   prop, alg, src_md, w_any, b_md, dst_md, geo->strides,
+                                   geo->dilations, geo->pad_begin, geo->pad_end)
+                             : dnnl::deconvolution_forward::desc(prop, alg, src_md, w_any, dst_md,
+                                                                 geo->strides, geo->dilations,
+                                                                 geo->pad_begin, geo->pad_end);
     dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::Engine());
     if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
     memory::desc w_plain(w_dims, memory::data_type::f32, w_tag);

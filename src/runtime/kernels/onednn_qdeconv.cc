@@ -8,59 +8,13 @@
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_quant_primitive.h"
 
 namespace qtune::runtime {
-namespace {
 
 using dnnl::memory;
 using namespace qlinear;
-
-struct DeconvGeometry {
-  memory::dims strides, dilations, pad_begin, pad_end;
-};
-
-// ConvTranspose's window attributes as oneDNN wants them (as onednn_deconv.cc): the right
-// pads are recomputed so that oneDNN's output size is the shape-inferred one (this covers
-// output_padding); pads derived from output_shape or SAME_*; dilations 0-based. nullopt
-// for what oneDNN cannot express (negative pads).
-std::optional<DeconvGeometry> ComputeGeometry(const ir::Node& node, const std::vector<int64_t>& x,
-                                              const std::vector<int64_t>& w,
-                                              const std::vector<int64_t>& y) {
-  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
-  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
-  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
-  std::vector<int64_t> output_padding = node.GetInts("output_padding", {0, 0});
-  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return std::nullopt;
-  }
-  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
-      output_padding.size() != 2) {
-    return std::nullopt;
-  }
-  const bool derive_pads = !node.GetInts("output_shape", {}).empty() || auto_pad == "SAME_UPPER" ||
-                           auto_pad == "SAME_LOWER";
-  DeconvGeometry g;
-  for (size_t i = 0; i < 2; ++i) {
-    const int64_t effective = (w[i + 2] - 1) * dilations[i] + 1;
-    const int64_t natural = (x[i + 2] - 1) * strides[i] + output_padding[i] + effective;
-    const int64_t total = natural - y[i + 2];
-    const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
-    const int64_t begin = !derive_pads ? pads[i] : auto_pad == "SAME_UPPER" ? half : total - half;
-    const int64_t end = (x[i + 2] - 1) * strides[i] + effective - begin - y[i + 2];
-    if (begin < 0 || end < 0) return std::nullopt;
-    g.strides.push_back(strides[i]);
-    g.dilations.push_back(dilations[i] - 1);
-    g.pad_begin.push_back(begin);
-    g.pad_end.push_back(end);
-  }
-  return g;
-}
-
-}  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
@@ -93,7 +47,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequ
   std::optional<Tensor> weights_s8 = CenteredInt8Weights(w->constant, zero_points, window,
                                                          static_cast<int64_t>(zero_points.size()));
   if (!weights_s8) return NotApplicable();
-  std::optional<DeconvGeometry> geo = ComputeGeometry(node, x->sizes, w->sizes, y);
+  std::optional<onednn::ConvGeometry> geo =
+      onednn::ComputeDeconvGeometry(node, x->sizes, w->sizes, y);
   if (!geo) return NotApplicable();
   onednn::SetThreads(request.threads);
   try {
