@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -33,11 +34,10 @@ struct QuantizeCliOptions {
   int64_t calib_samples = 0;
   int64_t batch = 32;
   CLI::Option* percentile_option = nullptr;
-  // Accuracy fallback (--min-sqnr); off when min_sqnr_option was not given.
-  double min_sqnr = 0.0;
-  int64_t fallback_samples = 8;
-  double max_float_fraction = 0.75;
-  CLI::Option* min_sqnr_option = nullptr;
+  // Accuracy fallback; each unset when its flag is not given.
+  std::optional<double> min_sqnr;
+  std::optional<int64_t> fallback_samples;
+  std::optional<double> max_float_fraction;
 };
 
 constexpr char kRandomWarning[] =
@@ -60,7 +60,9 @@ int Quantize(const QuantizeCliOptions& cli) {
   // The recipe against the flags first: a contradiction is a usage error.
   auto recipe = quant::LoadRecipe(cli.recipe);
   if (!recipe.ok()) return ReportAndExitCode(recipe.status());
-  auto settings = quant::ResolveCliOverrides(*recipe, {options.target, options.calibrator});
+  options.fallback = {cli.min_sqnr, cli.fallback_samples, cli.max_float_fraction};
+  auto settings =
+      quant::ResolveCliOverrides(*recipe, {options.target, options.calibrator, options.fallback});
   if (!settings.ok()) {
     ReportAndExitCode(settings.status());
     return kExitUsage;
@@ -75,12 +77,6 @@ int Quantize(const QuantizeCliOptions& cli) {
   options.export_model = !cli.report_only;
   options.export_options.fp16_scales = cli.fp16_scales;
   options.export_options.float_weights = cli.float_weights;
-  if (cli.min_sqnr_option->count() > 0) {
-    options.fallback = quant::FallbackOptions{};
-    options.fallback->min_sqnr_db = cli.min_sqnr;
-    options.fallback->max_samples = cli.fallback_samples;
-    options.fallback->max_float_fraction = cli.max_float_fraction;
-  }
   if (cli.random_calibration) std::fputs(kRandomWarning, stderr);
 
   auto graph = ir::LoadModel(cli.model_path);
@@ -109,10 +105,10 @@ int Quantize(const QuantizeCliOptions& cli) {
   if (result->fallback.has_value() && !result->fallback->reached) {
     std::fprintf(stderr,
                  "qtune: error: the accuracy fallback did not reach %.1f dB (best %.1f dB with %zu "
-                 "layers in float, at most %.0f%% of the layers may fall back); %s. Lower "
-                 "--min-sqnr, raise --max-float-fraction or try another recipe or calibrator.\n",
+                 "layers in float); %s. Lower the target, allow more layers in float "
+                 "(--max-float-fraction) or try another recipe or calibrator.\n",
                  result->fallback->target_db, result->fallback->sqnr_after_db,
-                 result->fallback->fallen_back.size(), 100.0 * cli.max_float_fraction,
+                 result->fallback->fallen_back.size(),
                  cli.report_only ? "nothing was written"
                                  : "the model with the best SQNR measured was written");
     return kExitFailure;
@@ -154,20 +150,16 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--fp16-scales", o->fp16_scales, "Write float16 scales (opset 19)");
   cmd->add_flag("--float-weights", o->float_weights,
                 "Keep weights in float behind Q/DQ instead of storing them quantized");
-  o->min_sqnr_option =
-      cmd->add_option("--min-sqnr", o->min_sqnr,
-                      "Accuracy fallback: keep the most sensitive layers in float until the "
-                      "outputs reach this SQNR (dB) against fp32 on calibration samples");
+  cmd->add_option("--min-sqnr", o->min_sqnr,
+                  "Accuracy fallback: keep the most sensitive layers in float until the "
+                  "outputs reach this SQNR (dB) against fp32 on calibration samples");
   cmd->add_option("--fallback-samples", o->fallback_samples,
-                  "Calibration samples the accuracy fallback measures")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str()
-      ->needs(o->min_sqnr_option);
+                  "Calibration samples the accuracy fallback measures (default 8)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--max-float-fraction", o->max_float_fraction,
-                  "Accuracy fallback: most layers kept in float, as a fraction of the quantized")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str()
-      ->needs(o->min_sqnr_option);
+                  "Accuracy fallback: most layers kept in float, as a fraction of the quantized "
+                  "(default 0.75)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--threads", o->threads, "Threads for calibration")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

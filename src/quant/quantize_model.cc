@@ -79,7 +79,7 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
   (void)pipeline;
 
   ASSIGN_OR_RETURN(Recipe recipe, LoadRecipe(options.recipe));
-  CliOverrides overrides{options.target, options.calibrator};
+  CliOverrides overrides{options.target, options.calibrator, options.fallback};
   ASSIGN_OR_RETURN(EffectiveSettings settings, ResolveCliOverrides(recipe, overrides));
   if (options.percentile.has_value()) {
     if (settings.calibrator.kind != CalibratorKind::kPercentile) {
@@ -99,8 +99,12 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
                    PlanQuantization(*result.float_graph, recipe, settings.target, sizes));
   RETURN_IF_ERROR(CalibrateSites(*result.float_graph, result.plan, *source, options));
   ApplyGuards(result.plan);
-  if (options.fallback.has_value()) {
-    FallbackOptions fallback = *options.fallback;
+  if (settings.fallback.min_sqnr_db.has_value()) {
+    FallbackOptions fallback;
+    fallback.min_sqnr_db = *settings.fallback.min_sqnr_db;
+    fallback.max_samples = settings.fallback.samples.value_or(fallback.max_samples);
+    fallback.max_float_fraction =
+        settings.fallback.max_float_fraction.value_or(fallback.max_float_fraction);
     fallback.threads = options.threads;
     fallback.show_progress = options.show_progress;
     ASSIGN_OR_RETURN(result.fallback,

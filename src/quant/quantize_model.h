@@ -14,6 +14,7 @@
 #include "quant/accuracy_fallback.h"
 #include "quant/export_qdq.h"
 #include "quant/quant_types.h"
+#include "quant/recipe.h"
 #include "quant/summary.h"
 
 namespace qtune::quant {
@@ -35,8 +36,10 @@ struct QuantizeModelOptions {
   int64_t calib_batch = 32;
   int threads = 1;
   bool show_progress = true;
-  // Accuracy-driven fallback after the guards (accuracy_fallback.h); unset: none.
-  std::optional<FallbackOptions> fallback;
+  // Accuracy-driven fallback after the guards (accuracy_fallback.h), as the command line
+  // gives it; the recipe's accuracy_fallback block must agree. Runs when either sets
+  // min_sqnr_db.
+  FallbackSettings fallback;
   // false: stop after calibration and guards (the summary without a model; --report).
   bool export_model = true;
   ExportOptions export_options;
@@ -48,7 +51,7 @@ struct QuantizeModelResult {
   QuantPlan plan;                          // with ranges and guard results
   ExportReport export_report;
   QuantSummary summary;
-  std::optional<FallbackReport> fallback;  // when options.fallback was set
+  std::optional<FallbackReport> fallback;  // when the accuracy fallback ran
   std::string calibration_source;          // CalibrationSource::Describe()
 };
 

@@ -2,6 +2,7 @@
 // every key, type and value; and applies a recipe's rules to one quantizer.
 #include "quant/recipe.h"
 
+#include <fmt/format.h>
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -206,8 +207,36 @@ StatusOr<QuantizerRule> ParseRule(recipe_yaml::Loader& loader, const Located& at
   return rule;
 }
 
+// `accuracy_fallback: {min_sqnr_db: 45, samples: 8, max_float_fraction: 0.75}`.
+StatusOr<FallbackSettings> ParseFallback(recipe_yaml::Loader& loader, const Located& at) {
+  if (!at.node.IsMap()) {
+    return ErrorAt(at, "must be a mapping such as {min_sqnr_db: 45, samples: 8}");
+  }
+  ASSIGN_OR_RETURN(MergedMap map, loader.MergeMap(at, {}));
+  FallbackSettings fallback;
+  for (const auto& [key, value] : map) {
+    if (key == "min_sqnr_db") {
+      ASSIGN_OR_RETURN(fallback.min_sqnr_db, GetNumber(value));
+    } else if (key == "samples") {
+      ASSIGN_OR_RETURN(int samples, GetInt(value));
+      if (samples < 1) return ErrorAt(value, "samples must be at least 1");
+      fallback.samples = samples;
+    } else if (key == "max_float_fraction") {
+      ASSIGN_OR_RETURN(fallback.max_float_fraction, GetNumber(value));
+      if (*fallback.max_float_fraction < 0.0 || *fallback.max_float_fraction > 1.0) {
+        return ErrorAt(value, "max_float_fraction must be in [0, 1]");
+      }
+    } else {
+      return UnknownKey(value, key, "min_sqnr_db, samples, max_float_fraction");
+    }
+  }
+  if (!fallback.min_sqnr_db) return ErrorAt(at, "needs 'min_sqnr_db' (the target SQNR in dB)");
+  return fallback;
+}
+
 const char kTopKeys[] =
-    "imports, $import, description, target, calibrator, residual_add_quantizers, quantizers";
+    "imports, $import, description, target, calibrator, residual_add_quantizers, "
+    "accuracy_fallback, quantizers";
 
 StatusOr<Recipe> BuildRecipe(recipe_yaml::Loader& loader, const Located& root,
                              const std::string& name) {
@@ -227,6 +256,8 @@ StatusOr<Recipe> BuildRecipe(recipe_yaml::Loader& loader, const Located& root,
       ASSIGN_OR_RETURN(recipe.calibrator, ParseCalibrator(loader, value));
     } else if (key == "residual_add_quantizers") {
       ASSIGN_OR_RETURN(recipe.residual_add_quantizers, GetBool(value));
+    } else if (key == "accuracy_fallback") {
+      ASSIGN_OR_RETURN(recipe.accuracy_fallback, ParseFallback(loader, value));
     } else if (key == "quantizers") {
       ASSIGN_OR_RETURN(std::vector<Located> items, loader.SpliceList(value));
       for (const Located& item : items) {
@@ -262,6 +293,44 @@ StatusOr<Recipe> ParseRecipe(const std::string& yaml_text, const std::string& so
   }
 }
 
+namespace {
+
+// One accuracy_fallback field: the recipe's, else the command line's; both and different
+// is an error.
+template <typename T>
+Status MergeFallbackField(const Recipe& recipe, const char* flag, const char* key,
+                          const std::optional<T>& from_recipe, const std::optional<T>& from_cli,
+                          std::optional<T>& merged) {
+  if (from_recipe && from_cli && *from_recipe != *from_cli) {
+    return InvalidArgumentError(
+        fmt::format("{} {} contradicts recipe '{}' (accuracy_fallback.{}: {}); the recipe is "
+                    "authoritative: drop {} or edit the recipe",
+                    flag, *from_cli, recipe.name, key, *from_recipe, flag));
+  }
+  merged = from_recipe ? from_recipe : from_cli;
+  return Status::Ok();
+}
+
+StatusOr<FallbackSettings> ResolveFallback(const Recipe& recipe, const FallbackSettings& cli) {
+  const FallbackSettings& r = recipe.accuracy_fallback;
+  FallbackSettings out;
+  RETURN_IF_ERROR(MergeFallbackField(recipe, "--min-sqnr", "min_sqnr_db", r.min_sqnr_db,
+                                     cli.min_sqnr_db, out.min_sqnr_db));
+  RETURN_IF_ERROR(MergeFallbackField(recipe, "--fallback-samples", "samples", r.samples,
+                                     cli.samples, out.samples));
+  RETURN_IF_ERROR(MergeFallbackField(recipe, "--max-float-fraction", "max_float_fraction",
+                                     r.max_float_fraction, cli.max_float_fraction,
+                                     out.max_float_fraction));
+  if (!out.min_sqnr_db && (out.samples || out.max_float_fraction)) {
+    return InvalidArgumentError(
+        "--fallback-samples and --max-float-fraction tune the accuracy fallback, which needs "
+        "--min-sqnr (or accuracy_fallback.min_sqnr_db in the recipe)");
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<EffectiveSettings> ResolveCliOverrides(const Recipe& recipe,
                                                 const CliOverrides& overrides) {
   EffectiveSettings settings;
@@ -286,6 +355,7 @@ StatusOr<EffectiveSettings> ResolveCliOverrides(const Recipe& recipe,
   } else if (overrides.calibrator) {
     settings.calibrator.kind = *overrides.calibrator;
   }
+  ASSIGN_OR_RETURN(settings.fallback, ResolveFallback(recipe, overrides.fallback));
   return settings;
 }
 

@@ -6,6 +6,10 @@
 //   target: cpu | trt             # optional; --target must agree
 //   calibrator: max | percentile | entropy | mse   (or {method, percentile, bins})
 //   residual_add_quantizers: false
+//   accuracy_fallback:            # optional; --min-sqnr etc. must agree
+//     min_sqnr_db: 45             # required in the block
+//     samples: 8
+//     max_float_fraction: 0.75
 //   quantizers:                   # ordered; every matching entry applies, later ones win
 //     - $import: alias            # lone $import in the list: splices the alias's list
 //     - name: "*weight_quantizer" # glob on the quantizer name (default "*")
@@ -23,6 +27,7 @@
 // the form "FILE:LINE:COL: key 'quantizers[2].format': <what is wrong>; <what to do>".
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,12 +65,23 @@ struct QuantizerRule {
   std::string origin;  // "FILE:LINE" of the entry, for messages and the summary
 };
 
+// The accuracy fallback's settings (accuracy_fallback.h) as a recipe's
+// `accuracy_fallback:` block or the command line (--min-sqnr, --fallback-samples,
+// --max-float-fraction) gives them. Unset = not given; the fallback runs when
+// min_sqnr_db is set, with FallbackOptions' defaults for the others.
+struct FallbackSettings {
+  std::optional<double> min_sqnr_db;
+  std::optional<int64_t> samples;
+  std::optional<double> max_float_fraction;
+};
+
 struct Recipe {
   std::string name;              // preset name or file path it was loaded from
   std::optional<Target> target;  // set only when the recipe names one
   // The default calibrator of every activation quantizer; set when the recipe names one.
   std::optional<CalibratorConfig> calibrator;
   bool residual_add_quantizers = false;
+  FallbackSettings accuracy_fallback;
   std::vector<QuantizerRule> quantizers;  // in application order
 };
 
@@ -84,17 +100,21 @@ StatusOr<Recipe> ParseRecipe(const std::string& yaml_text, const std::string& so
 struct CliOverrides {
   std::optional<Target> target;
   std::optional<CalibratorKind> calibrator;
+  FallbackSettings fallback;
 };
 
 // The settings quantization runs with once the recipe and the command line agree.
 struct EffectiveSettings {
   Target target = Target::kCpu;
   CalibratorConfig calibrator;
+  FallbackSettings fallback;  // min_sqnr_db unset: no accuracy fallback
 };
 
-// --recipe is authoritative: a CLI value that contradicts the recipe's target or
-// calibrator is an InvalidArgument error naming both; a CLI value the recipe leaves open
-// is taken; otherwise the recipe's value (or the default: cpu, max calibration).
+// --recipe is authoritative: a CLI value that contradicts the recipe's target,
+// calibrator or an accuracy_fallback field is an InvalidArgument error naming both; a CLI
+// value the recipe leaves open is taken; otherwise the recipe's value (or the default:
+// cpu, max calibration, no fallback). Fallback samples or fraction without a min_sqnr_db
+// from either side is an InvalidArgument error too.
 StatusOr<EffectiveSettings> ResolveCliOverrides(const Recipe& recipe,
                                                 const CliOverrides& overrides);
 

@@ -183,6 +183,25 @@ TEST(QuantizeCliTest, FallbackOptionsWithoutMinSqnrAreAUsageError) {
   EXPECT_NE(r.out.find("--min-sqnr"), std::string::npos) << r.out;
 }
 
+TEST(QuantizeCliTest, MinSqnrContradictingTheRecipeIsAUsageError) {
+  std::string recipe = Temp("fallback.yaml");
+  std::ofstream(recipe) << "imports: {base: int8}\n$import: base\n"
+                           "accuracy_fallback: {min_sqnr_db: 44}\n";
+  CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --calib " +
+                            M("calib_512.npy") + " --recipe " + recipe + " --min-sqnr 30");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--min-sqnr 30 contradicts"), std::string::npos) << r.out;
+  CliResult agree =
+      RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --json --calib " +
+                      M("calib_512.npy") + " --recipe " + recipe + " --fallback-samples 64",
+                  /*with_stderr=*/false);
+  ASSERT_EQ(agree.exit_code, 0) << agree.out;
+  nlohmann::json j = nlohmann::json::parse(agree.out);
+  EXPECT_EQ(j["accuracy_fallback"]["target_db"], 44.0);
+  EXPECT_EQ(j["accuracy_fallback"]["samples"], 64);
+  fs::remove(recipe);
+}
+
 TEST(QuantizeCliTest, UnreachableMinSqnrExits1AndStillWritesTheBestModel) {
   std::string out = Temp("fallback.onnx");
   CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " -o " + out + " --calib " +

@@ -293,5 +293,68 @@ TEST(RecipeCliTest, RecipeIsAuthoritative) {
   EXPECT_EQ(defaults->calibrator.kind, CalibratorKind::kMax);
 }
 
+TEST(RecipeCliTest, AccuracyFallbackFromTheRecipeOrTheCommandLineNeverBoth) {
+  StatusOr<Recipe> recipe =
+      ParseRecipe("accuracy_fallback: {min_sqnr_db: 45, samples: 4}\n", "r.yaml");
+  ASSERT_TRUE(recipe.ok()) << recipe.status().ToString();
+  EXPECT_EQ(recipe->accuracy_fallback.min_sqnr_db, 45.0);
+  EXPECT_EQ(recipe->accuracy_fallback.samples, 4);
+  EXPECT_FALSE(recipe->accuracy_fallback.max_float_fraction.has_value());
+
+  // The command line fills in what the recipe leaves open, and may repeat what it says.
+  CliOverrides cli;
+  cli.fallback.max_float_fraction = 0.5;
+  cli.fallback.min_sqnr_db = 45.0;
+  auto merged = ResolveCliOverrides(*recipe, cli);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(merged->fallback.min_sqnr_db, 45.0);
+  EXPECT_EQ(merged->fallback.samples, 4);
+  EXPECT_EQ(merged->fallback.max_float_fraction, 0.5);
+
+  cli.fallback.min_sqnr_db = 40.0;
+  auto contradict = ResolveCliOverrides(*recipe, cli);
+  ASSERT_FALSE(contradict.ok());
+  EXPECT_NE(contradict.status().message().find("--min-sqnr 40 contradicts recipe 'r.yaml' "
+                                               "(accuracy_fallback.min_sqnr_db: 45)"),
+            std::string::npos)
+      << contradict.status().message();
+
+  // Tuning knobs without a target, from either side, are an error.
+  StatusOr<Recipe> preset = LoadRecipe("int8");
+  ASSERT_TRUE(preset.ok());
+  CliOverrides knobs;
+  knobs.fallback.samples = 16;
+  auto lonely = ResolveCliOverrides(*preset, knobs);
+  ASSERT_FALSE(lonely.ok());
+  EXPECT_NE(lonely.status().message().find("needs --min-sqnr"), std::string::npos);
+  auto none = ResolveCliOverrides(*preset, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->fallback.min_sqnr_db.has_value());
+}
+
+TEST(RecipeCliTest, AccuracyFallbackBlockErrorsNameTheKey) {
+  struct Case {
+    const char* yaml;
+    const char* expected;
+  };
+  for (const Case& c : {
+           Case{"accuracy_fallback: {samples: 4}\n", "needs 'min_sqnr_db'"},
+           Case{"accuracy_fallback: {min_sqnr_db: 40, max_float_fraction: 2}\n",
+                "key 'accuracy_fallback.max_float_fraction': max_float_fraction must be in [0, 1]"},
+           Case{"accuracy_fallback: {min_sqnr_db: 40, samples: 0}\n", "at least 1"},
+           Case{"accuracy_fallback: {min_sqnr_db: loud}\n", "must be a finite number"},
+           Case{"accuracy_fallback: {min_sqnr_db: 40, target: 3}\n",
+                "unknown key 'target'; allowed here: min_sqnr_db, samples, max_float_fraction"},
+           Case{"accuracy_fallback: 45\n", "must be a mapping"},
+       }) {
+    StatusOr<Recipe> recipe = ParseRecipe(c.yaml, "r.yaml");
+    ASSERT_FALSE(recipe.ok()) << c.yaml;
+    EXPECT_NE(recipe.status().message().find(c.expected), std::string::npos)
+        << c.yaml << " -> " << recipe.status().message();
+    EXPECT_NE(recipe.status().message().find("r.yaml:1:"), std::string::npos)
+        << recipe.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace qtune::quant
