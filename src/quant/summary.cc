@@ -175,10 +175,10 @@ std::string SummaryToText(const QuantSummary& summary) {
   if (summary.fallback.has_value()) {
     const FallbackReport& f = *summary.fallback;
     out += fmt::format(
-        "accuracy fallback: SQNR against fp32 {:.1f} dB -> {:.1f} dB (target {:.1f} dB{}) on {} "
-        "calibration samples of {}; {} layers kept in float\n",
-        f.sqnr_before_db, f.sqnr_after_db, f.target_db, f.reached ? "" : ", NOT REACHED", f.samples,
-        fmt::join(f.measured, ", "), f.fallen_back.size());
+        "accuracy fallback: SQNR against fp32 {:.1f} dB -> {:.1f} dB (target {:.1f} dB{}) of {} "
+        "on {} calibration samples; {} layers kept in float\n",
+        f.sqnr_before_db, f.sqnr_after_db, f.target_db, f.reached ? "" : ", NOT REACHED",
+        fmt::join(f.measured, ", "), f.samples, f.fallen_back.size());
   }
   for (const std::string& w : summary.warnings) out += "warning: " + w + "\n";
   return out;
