@@ -1,8 +1,9 @@
 // qtune::QConvTranspose: the oneDNN int8 deconvolution against the reference (dequantize ->
 // float ConvTranspose -> quantize) on seeded random problems (u8/s8 X, per-tensor and
 // per-channel weight scales, bias or none, strides 1-2, pads, output_padding, groups,
-// quantized and float output), within 1 LSB; and the QDQ fusion of
-// Q -> DQ -> ConvTranspose(DQ(W)) -> Q -> DQ run by a Session against the unfused graph.
+// fused activations, quantized and float output), within 1 LSB; and the QDQ fusion of
+// Q -> DQ -> ConvTranspose(DQ(W)) [-> Relu] -> Q -> DQ run by a Session against the unfused
+// graph.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,13 +34,15 @@ struct DeconvSpec {
   bool per_channel = true;
   bool bias = true;
   DataType y_type = DataType::kUint8;  // kFloat32: float output
+  std::string activation;              // "" or a FusedConv activation
+  std::vector<float> activation_params;
 };
 
 std::string Describe(const DeconvSpec& s) {
   char buf[256];
   std::snprintf(buf, sizeof(buf),
                 "X %lldx%lldx%lldx%lld %s zp %d, C_out %lld group %lld, k %lldx%lld s %lldx%lld "
-                "pads %lld,%lld,%lld,%lld out_pad %lld,%lld, %s%s-> %s",
+                "pads %lld,%lld,%lld,%lld out_pad %lld,%lld, %s%s%s -> %s",
                 (long long)s.n, (long long)s.c_in, (long long)s.h, (long long)s.w,
                 std::string(DataTypeName(s.x_type)).c_str(), s.x_zero_point, (long long)s.c_out,
                 (long long)s.group, (long long)s.kernel[0], (long long)s.kernel[1],
@@ -47,6 +50,7 @@ std::string Describe(const DeconvSpec& s) {
                 (long long)s.pads[1], (long long)s.pads[2], (long long)s.pads[3],
                 (long long)s.output_padding[0], (long long)s.output_padding[1],
                 s.per_channel ? "per-channel " : "per-tensor ", s.bias ? "bias " : "",
+                s.activation.empty() ? "no activation" : s.activation.c_str(),
                 std::string(DataTypeName(s.y_type)).c_str());
   return buf;
 }
@@ -75,12 +79,15 @@ std::unique_ptr<ir::Graph> BuildNodeGraph(const DeconvSpec& s, const std::vector
   ir::OpOptions options;
   options.name = "node";
   options.domain = kQtuneDomain;
-  b.Output(
-      b.Op(kQConvTranspose, values,
-           {Attribute::Ints("kernel_shape", s.kernel), Attribute::Ints("strides", s.strides),
-            Attribute::Ints("pads", s.pads), Attribute::Ints("output_padding", s.output_padding),
-            Attribute::Int("group", s.group)},
-           options));
+  std::vector<Attribute> attributes = {
+      Attribute::Ints("kernel_shape", s.kernel), Attribute::Ints("strides", s.strides),
+      Attribute::Ints("pads", s.pads), Attribute::Ints("output_padding", s.output_padding),
+      Attribute::Int("group", s.group)};
+  if (!s.activation.empty()) {
+    attributes.push_back(Attribute::String("activation", s.activation));
+    attributes.push_back(Attribute::Floats("activation_params", s.activation_params));
+  }
+  b.Output(b.Op(kQConvTranspose, values, attributes, options));
   return b.Build();
 }
 
@@ -254,6 +261,23 @@ TEST(OnednnQDeconv, RandomCasesMatchReferenceWithin1Lsb) {
     s.bias = rng() % 2;
     s.y_type =
         std::vector<DataType>{DataType::kUint8, DataType::kInt8, DataType::kFloat32}[rng() % 3];
+    switch (rng() % 5) {
+      case 1:
+        s.activation = "Relu";
+        break;
+      case 2:
+        s.activation = "LeakyRelu";
+        s.activation_params = {0.1f};
+        break;
+      case 3:
+        s.activation = "HardSwish";
+        break;
+      case 4:
+        s.activation = "Sigmoid";
+        break;
+      default:
+        break;
+    }
     // output_padding beyond the end pad needs a negative oneDNN pad: declined, as in the
     // fp32 deconvolution kernel.
     const bool negative_pad = s.output_padding[0] > s.pads[2] || s.output_padding[1] > s.pads[3];
@@ -306,8 +330,8 @@ Tensor ScalarOf(DataType type, float v) {
   return Tensor::Scalar<float>(v);
 }
 
-// x -> Q -> DQ -> ConvTranspose(DQ(W), B) -> Q -> DQ -> y.
-std::unique_ptr<ir::Graph> BuildQdqGraph(bool per_channel, std::mt19937& rng) {
+// x -> Q -> DQ -> ConvTranspose(DQ(W), B) [-> Relu] -> Q -> DQ -> y.
+std::unique_ptr<ir::Graph> BuildQdqGraph(bool per_channel, bool relu, std::mt19937& rng) {
   ir::GraphBuilder b(13);
   ir::Value* x = b.Input("x", DataType::kFloat32, {1, 8, 6, 5});
   auto quant = [&](ir::Value* v, DataType type, float scale, float zp) {
@@ -331,17 +355,18 @@ std::unique_ptr<ir::Graph> BuildQdqGraph(bool per_channel, std::mt19937& rng) {
   ir::Value* y = b.Op("ConvTranspose", {in, w, bias},
                       {Attribute::Ints("strides", {2, 2}), Attribute::Ints("pads", {1, 1, 1, 1}),
                        Attribute::Ints("output_padding", {1, 1})});
+  if (relu) y = b.Op("Relu", {y});
   b.Output(quant(y, DataType::kUint8, 0.02f, 120));
   return b.Build();
 }
 
 TEST(OnednnQDeconv, QdqConvTransposeFusesAndMatchesTheUnfusedGraph) {
   const uint32_t seed = TestSeed(6103);
-  for (bool per_channel : {false, true}) {
-    SCOPED_TRACE(std::string(per_channel ? "per-channel" : "per-tensor") + " seed " +
-                 std::to_string(seed));
+  for (auto [per_channel, relu] : {std::pair{false, false}, {true, false}, {true, true}}) {
+    SCOPED_TRACE(std::string(per_channel ? "per-channel" : "per-tensor") + (relu ? " relu" : "") +
+                 " seed " + std::to_string(seed));
     std::mt19937 rng(seed);
-    std::unique_ptr<ir::Graph> graph = BuildQdqGraph(per_channel, rng);
+    std::unique_ptr<ir::Graph> graph = BuildQdqGraph(per_channel, relu, rng);
     Tensor x = *Tensor::Allocate(DataType::kFloat32, {1, 8, 6, 5});
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (float& v : x.span<float>()) v = dist(rng);
@@ -358,6 +383,7 @@ TEST(OnednnQDeconv, QdqConvTransposeFusesAndMatchesTheUnfusedGraph) {
     for (const PlanStep& step : (*plan)->steps) ++ops[step.op_type];
     EXPECT_EQ(ops["QConvTranspose"], 1) << (*plan)->ToString();
     EXPECT_EQ(ops["ConvTranspose"], 0) << (*plan)->ToString();
+    EXPECT_EQ(ops["Relu"], 0) << (*plan)->ToString();
     const Tensor& a = (*want)[0].second;
     const Tensor& b = (*got)[0].second;
     ASSERT_EQ(a.sizes(), b.sizes());

@@ -189,12 +189,28 @@ std::optional<LinearMatch> SelectQConv(ir::Node* conv, const SizesByName& sizes)
   return m;
 }
 
-// ConvTranspose's W is [C_in, C_out, kH, kW]: its output channels are axis 1. Only bias
-// fuses (no activation); only group 1.
-std::optional<LinearMatch> SelectQConvTranspose(ir::Node* op, const SizesByName& sizes) {
+// Extends `m` with the activation that solely consumes its result, if a fused producer
+// can absorb it (the node's activation / activation_params attributes).
+void AbsorbActivation(const ir::Graph& graph, LinearMatch& m) {
+  ir::Node* act = SoleConsumer(m.result);
+  if (act == nullptr) return;
+  if (auto activation = ActivationOf(*act, graph.onnx_opset())) {
+    m.attributes.push_back(ir::Attribute::String("activation", activation->op));
+    m.attributes.push_back(ir::Attribute::Floats("activation_params", activation->params));
+    m.chain.push_back(act);
+    m.result = act->output(0);
+  }
+}
+
+// ConvTranspose's W is [C_in, C_out, kH, kW]: its output channels are axis 1. Bias and a
+// following activation fuse; only group 1.
+std::optional<LinearMatch> SelectQConvTranspose(const ir::Graph& graph, ir::Node* op,
+                                                const SizesByName& sizes) {
   if (!IsDefaultOp(op, "ConvTranspose") || op->GetInt("group", 1) != 1) return std::nullopt;
   std::optional<LinearMatch> m = MatchConvLike(op, kQConvTranspose, 1, sizes);
-  if (m) AbsorbOutputQuantize(*m, sizes);
+  if (!m) return std::nullopt;
+  AbsorbActivation(graph, *m);
+  AbsorbOutputQuantize(*m, sizes);
   return m;
 }
 
@@ -245,14 +261,7 @@ std::optional<LinearMatch> SelectQMatMul(const ir::Graph& graph, ir::Node* op,
       m.result = add->output(0);
     }
   }
-  if (ir::Node* act = SoleConsumer(m.result)) {
-    if (auto activation = ActivationOf(*act, graph.onnx_opset())) {
-      m.attributes.push_back(ir::Attribute::String("activation", activation->op));
-      m.attributes.push_back(ir::Attribute::Floats("activation_params", activation->params));
-      m.chain.push_back(act);
-      m.result = act->output(0);
-    }
-  }
+  AbsorbActivation(graph, m);
   AbsorbOutputQuantize(m, sizes);
   return m;
 }
@@ -318,7 +327,8 @@ StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes) {
   ASSIGN_OR_RETURN(
       int deconvs,
       pattern::FuseAll(
-          graph, [&](ir::Node* node) { return SelectQConvTranspose(node, sizes); }, ApplyLinear));
+          graph, [&](ir::Node* node) { return SelectQConvTranspose(graph, node, sizes); },
+          ApplyLinear));
   ASSIGN_OR_RETURN(
       int matmuls,
       pattern::FuseAll(

@@ -107,7 +107,8 @@ StatusOr<std::vector<Tensor>> QMatMulReference(const KernelArgs& args) {
 }
 
 // Dequantizes X and W (W's channel: axis 1 within its group, quant_ops.h), runs the float
-// "ConvTranspose" reference with B, and quantizes (or returns float32).
+// "ConvTranspose" reference with B, applies the activation, and quantizes (or returns
+// float32).
 StatusOr<std::vector<Tensor>> QConvTransposeReference(const KernelArgs& args) {
   const ir::Node& node = args.node;
   ASSIGN_OR_RETURN(const Tensor* x, nn::RequiredInput(args, kX, "X"));
@@ -142,6 +143,7 @@ StatusOr<std::vector<Tensor>> QConvTransposeReference(const KernelArgs& args) {
   if (conv_transpose == nullptr) return InternalError("no ConvTranspose reference kernel");
   ASSIGN_OR_RETURN(std::vector<Tensor> real,
                    conv_transpose(KernelArgs{node, float_inputs, args.opset}));
+  ApplyActivation(ReadActivation(node), real[0].data<float>(), real[0].num_elements());
   if (!p.quantized_output) return real;
   ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(p.y_type, real[0].sizes()));
   const float* r = real[0].data<float>();

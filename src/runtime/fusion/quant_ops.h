@@ -27,8 +27,8 @@
 //           channel, i.e. along W's axis 1 (for group g, channel g * C_out/group + W's
 //           index on axis 1). No Sum (inputs 9..11 must be absent).
 //   attributes: ConvTranspose's (auto_pad, dilations, group, kernel_shape, output_padding,
-//     output_shape, pads, strides); no activation.
-//   Y_real = ConvTranspose(dq(X), dq(W)) + B; Y as for QConv.
+//     output_shape, pads, strides) and activation / activation_params (as FusedConv)
+//   Y_real = activation(ConvTranspose(dq(X), dq(W)) + B); Y as for QConv.
 //   The QDQ fusion only creates it for group 1. Its reference is not an integer one: it
 //   dequantizes X and W and runs the float ConvTranspose reference.
 //
