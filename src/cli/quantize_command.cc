@@ -160,7 +160,7 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
                   "Accuracy fallback: most layers kept in float, as a fraction of the quantized "
                   "(default 0.75)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--threads", o->threads, "Threads for calibration")
+  cmd->add_option("--threads", o->threads, "Threads for calibration and the accuracy fallback")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->callback([o, exit_code] { *exit_code = Quantize(*o); });

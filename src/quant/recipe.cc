@@ -321,6 +321,9 @@ StatusOr<FallbackSettings> ResolveFallback(const Recipe& recipe, const FallbackS
   RETURN_IF_ERROR(MergeFallbackField(recipe, "--max-float-fraction", "max_float_fraction",
                                      r.max_float_fraction, cli.max_float_fraction,
                                      out.max_float_fraction));
+  if (out.min_sqnr_db && !std::isfinite(*out.min_sqnr_db)) {
+    return InvalidArgumentError("--min-sqnr must be a finite number of dB");
+  }
   if (!out.min_sqnr_db && (out.samples || out.max_float_fraction)) {
     return InvalidArgumentError(
         "--fallback-samples and --max-float-fraction tune the accuracy fallback, which needs "

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -327,6 +328,9 @@ TEST(RecipeCliTest, AccuracyFallbackFromTheRecipeOrTheCommandLineNeverBoth) {
   auto lonely = ResolveCliOverrides(*preset, knobs);
   ASSERT_FALSE(lonely.ok());
   EXPECT_NE(lonely.status().message().find("needs --min-sqnr"), std::string::npos);
+  CliOverrides nan;
+  nan.fallback.min_sqnr_db = std::nan("");
+  EXPECT_FALSE(ResolveCliOverrides(*preset, nan).ok());
   auto none = ResolveCliOverrides(*preset, {});
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->fallback.min_sqnr_db.has_value());
