@@ -10,43 +10,13 @@
 #include <vector>
 
 #include "runtime/kernel_test_util.h"
+#include "runtime/window_case.h"
 
 namespace qtune::runtime::kernel_testing {
 namespace {
 
-struct ConvShape {
-  int64_t n = 1, c_in = 3, c_out = 4, h = 7, w = 7, group = 1;
-  std::vector<int64_t> kernel = {3, 3}, strides = {1, 1}, dilations = {1, 1};
-  std::vector<int64_t> pads;  // empty: attribute absent
-  std::string auto_pad;       // empty: attribute absent
-  bool bias = true;
-  Layout layout = Layout::kNhwc;
-};
-
-std::string Describe(const ConvShape& s) {
-  std::string d = "N" + std::to_string(s.n) + " Cin" + std::to_string(s.c_in) + " Cout" +
-                  std::to_string(s.c_out) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) +
-                  " k" + SizesString(s.kernel) + " s" + SizesString(s.strides) + " d" +
-                  SizesString(s.dilations) + " g" + std::to_string(s.group);
-  if (!s.pads.empty()) d += " pads" + SizesString(s.pads);
-  if (!s.auto_pad.empty()) d += " " + s.auto_pad;
-  return d + (s.bias ? " bias" : " no-bias") + " " + LayoutName(s.layout);
-}
-
-KernelCase MakeConvCase(const ConvShape& s, std::mt19937& rng, uint32_t seed) {
-  KernelCase c;
-  c.factory = &CreateOnednnConvKernel;
-  c.op_type = "Conv";
-  c.seed = seed;
-  c.label = Describe(s);
-  c.attributes = {Attribute::Ints("kernel_shape", s.kernel), Attribute::Ints("strides", s.strides),
-                  Attribute::Ints("dilations", s.dilations), Attribute::Int("group", s.group)};
-  if (!s.pads.empty()) c.attributes.push_back(Attribute::Ints("pads", s.pads));
-  if (!s.auto_pad.empty()) c.attributes.push_back(Attribute::String("auto_pad", s.auto_pad));
-  c.inputs = {Dynamic(RandomTensor({s.n, s.c_in, s.h, s.w}, rng), s.layout),
-              Constant(RandomTensor({s.c_out, s.c_in / s.group, s.kernel[0], s.kernel[1]}, rng))};
-  if (s.bias) c.inputs.push_back(Constant(RandomTensor({s.c_out}, rng)));
-  return c;
+KernelCase MakeConvCase(const WindowShape& s, std::mt19937& rng, uint32_t seed) {
+  return MakeWindowCase(s, "Conv", &CreateOnednnConvKernel, rng, seed);
 }
 
 int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
@@ -69,7 +39,7 @@ TEST(OnednnConv, ChannelSweepWithRandomGeometry) {
   std::mt19937 rng(seed);
   for (int64_t c_in : kChannels) {
     for (int64_t c_out : kChannels) {
-      ConvShape s;
+      WindowShape s;
       s.n = Pick(rng, {1, 2});
       s.c_in = c_in;
       s.c_out = c_out;
@@ -96,7 +66,7 @@ TEST(OnednnConv, GeometrySweep) {
     for (int64_t stride : {1, 2}) {
       for (int64_t dilation : {1, 2}) {
         for (size_t p = 0; p < explicit_pads.size() + 3; ++p) {
-          ConvShape s;
+          WindowShape s;
           s.c_in = Pick(rng, {1, 3, 5, 17});
           s.c_out = Pick(rng, {1, 3, 5, 17});
           s.kernel = {k, k};
@@ -129,7 +99,7 @@ TEST(OnednnConv, NonSquareKernelsStridesAndDilations) {
            {{1, 5}, {2, 2}, {1, 2}},
            {{3, 5}, {1, 3}, {1, 1}}}) {
     for (const char* auto_pad : {"SAME_UPPER", "SAME_LOWER", ""}) {
-      ConvShape s;
+      WindowShape s;
       s.n = 2;
       s.c_in = 5;
       s.c_out = 7;
@@ -155,7 +125,7 @@ TEST(OnednnConv, GroupedAndDepthwise) {
   for (const auto& [c_in, c_out, group] : configs) {
     for (int64_t k : {1, 3, 5}) {
       for (Layout layout : {Layout::kNhwc, Layout::kPlain}) {
-        ConvShape s;
+        WindowShape s;
         s.n = Pick(rng, {1, 2});
         s.c_in = c_in;
         s.c_out = c_out;
@@ -178,7 +148,7 @@ TEST(OnednnConv, TinyAndLargeSpatialExtents) {
   uint32_t seed = TestSeed(1005);
   std::mt19937 rng(seed);
   for (int64_t hw : {1, 2, 3, 31, 33}) {
-    ConvShape s;
+    WindowShape s;
     s.c_in = 16;
     s.c_out = 17;
     s.h = hw;

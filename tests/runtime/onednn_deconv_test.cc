@@ -9,51 +9,21 @@
 #include <vector>
 
 #include "runtime/kernel_test_util.h"
+#include "runtime/window_case.h"
 
 namespace qtune::runtime::kernel_testing {
 namespace {
 
-struct DeconvShape {
-  int64_t n = 1, c_in = 3, c_out = 4, h = 5, w = 6, group = 1;
-  std::vector<int64_t> kernel = {3, 3}, strides = {1, 1}, dilations = {1, 1};
-  std::vector<int64_t> pads, output_padding, output_shape;  // empty: attribute absent
-  std::string auto_pad;                                     // empty: attribute absent
-  bool bias = true;
-  Layout layout = Layout::kNhwc;
-};
-
-std::string Describe(const DeconvShape& s) {
-  std::string d = "N" + std::to_string(s.n) + " Cin" + std::to_string(s.c_in) + " Cout" +
-                  std::to_string(s.c_out) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) +
-                  " k" + SizesString(s.kernel) + " s" + SizesString(s.strides) + " d" +
-                  SizesString(s.dilations) + " g" + std::to_string(s.group);
-  if (!s.pads.empty()) d += " pads" + SizesString(s.pads);
-  if (!s.output_padding.empty()) d += " output_padding" + SizesString(s.output_padding);
-  if (!s.output_shape.empty()) d += " output_shape" + SizesString(s.output_shape);
-  if (!s.auto_pad.empty()) d += " " + s.auto_pad;
-  return d + (s.bias ? " bias" : " no-bias") + " " + LayoutName(s.layout);
+// The deconvolution tests' default input is 5x6.
+WindowShape DeconvShape() {
+  WindowShape s;
+  s.h = 5;
+  s.w = 6;
+  return s;
 }
 
-KernelCase MakeDeconvCase(const DeconvShape& s, std::mt19937& rng, uint32_t seed) {
-  KernelCase c;
-  c.factory = &CreateOnednnDeconvKernel;
-  c.op_type = "ConvTranspose";
-  c.seed = seed;
-  c.label = Describe(s);
-  c.attributes = {Attribute::Ints("kernel_shape", s.kernel), Attribute::Ints("strides", s.strides),
-                  Attribute::Ints("dilations", s.dilations), Attribute::Int("group", s.group)};
-  if (!s.pads.empty()) c.attributes.push_back(Attribute::Ints("pads", s.pads));
-  if (!s.output_padding.empty()) {
-    c.attributes.push_back(Attribute::Ints("output_padding", s.output_padding));
-  }
-  if (!s.output_shape.empty()) {
-    c.attributes.push_back(Attribute::Ints("output_shape", s.output_shape));
-  }
-  if (!s.auto_pad.empty()) c.attributes.push_back(Attribute::String("auto_pad", s.auto_pad));
-  c.inputs = {Dynamic(RandomTensor({s.n, s.c_in, s.h, s.w}, rng), s.layout),
-              Constant(RandomTensor({s.c_in, s.c_out / s.group, s.kernel[0], s.kernel[1]}, rng))};
-  if (s.bias) c.inputs.push_back(Constant(RandomTensor({s.c_out}, rng)));
-  return c;
+KernelCase MakeDeconvCase(const WindowShape& s, std::mt19937& rng, uint32_t seed) {
+  return MakeWindowCase(s, "ConvTranspose", &CreateOnednnDeconvKernel, rng, seed);
 }
 
 int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
@@ -65,7 +35,7 @@ TEST(OnednnDeconv, ChannelSweep) {
   std::mt19937 rng(seed);
   for (int64_t c_in : {1, 3, 5, 16, 17, 33}) {
     for (int64_t c_out : {1, 3, 5, 16, 17, 33}) {
-      DeconvShape s;
+      WindowShape s = DeconvShape();
       s.n = Pick(rng, {1, 2});
       s.c_in = c_in;
       s.c_out = c_out;
@@ -92,7 +62,7 @@ TEST(OnednnDeconv, StridesPadsAndOutputPadding) {
         int64_t op = stride > 1 ? 1 : 0;
         for (const std::vector<int64_t>& pads :
              std::vector<std::vector<int64_t>>{{0, 0, 0, 0}, {1, 1, 1, 1}, {0, 1, 2, 1}}) {
-          DeconvShape s;
+          WindowShape s = DeconvShape();
           s.c_in = Pick(rng, {3, 16, 17});
           s.c_out = Pick(rng, {1, 5, 17});
           s.kernel = {k, k};
@@ -113,7 +83,7 @@ TEST(OnednnDeconv, OutputShapeAndAutoPad) {
   std::mt19937 rng(seed);
   for (int64_t k : {2, 3, 4}) {
     for (int64_t stride : {1, 2}) {
-      DeconvShape s;
+      WindowShape s = DeconvShape();
       s.c_in = 5;
       s.c_out = 7;
       s.kernel = {k, k};
@@ -137,7 +107,7 @@ TEST(OnednnDeconv, GroupedAndDepthwise) {
       {3, 3, 3}, {16, 16, 16}, {17, 17, 17}, {4, 8, 4}, {6, 9, 3}, {4, 2, 2}, {34, 17, 17}};
   for (const auto& [c_in, c_out, group] : configs) {
     for (int64_t stride : {1, 2}) {
-      DeconvShape s;
+      WindowShape s = DeconvShape();
       s.c_in = c_in;
       s.c_out = c_out;
       s.group = group;
@@ -153,7 +123,7 @@ TEST(OnednnDeconv, GroupedAndDepthwise) {
 TEST(OnednnDeconv, LeavesUnsupportedVariantsToTheReference) {
   uint32_t seed = TestSeed(2005);
   std::mt19937 rng(seed);
-  DeconvShape negative_right_pad;  // output_padding beyond pads_end
+  WindowShape negative_right_pad = DeconvShape();  // output_padding beyond pads_end
   negative_right_pad.strides = {2, 2};
   negative_right_pad.output_padding = {1, 1};
   KernelCase c = MakeDeconvCase(negative_right_pad, rng, seed);
@@ -169,7 +139,7 @@ TEST(OnednnDeconv, LeavesUnsupportedVariantsToTheReference) {
   rank3.inputs = {Dynamic(RandomTensor({1, 3, 9}, rng)), Constant(RandomTensor({3, 4, 3}, rng))};
   EXPECT_TRUE(CheckKernel(rank3));
 
-  KernelCase dynamic_weights = MakeDeconvCase(DeconvShape{}, rng, seed);
+  KernelCase dynamic_weights = MakeDeconvCase(DeconvShape(), rng, seed);
   dynamic_weights.label = "weights computed at run time";
   dynamic_weights.inputs[1].constant = false;
   dynamic_weights.expect = Expect::kNotApplicable;
