@@ -151,12 +151,14 @@ Status UpgradeSoftmax(ir::Graph& graph, ir::Node* node, const Step& step) {
   } else if (axis == -1) {
     return Status::Ok();
   }
-  // Flatten(axis) -> op(axis = 1) -> Reshape(Shape(x)).
+  // Flatten(axis) -> op(axis = 1) -> Reshape(Shape(x)). `node` is replaced on the way:
+  // its name is kept here for the helper nodes.
+  const std::string base = node->name();
   auto add = [&](std::string op, std::vector<ir::Value*> in,
                  std::vector<ir::Attribute> attrs) -> StatusOr<ir::Value*> {
     ir::NodeSpec spec;
     spec.op_type = op;
-    spec.name = graph.UniqueNodeName(node->name() + "_" + op);
+    spec.name = graph.UniqueNodeName(base + "_" + op);
     spec.inputs = std::move(in);
     spec.attributes = std::move(attrs);
     spec.output_names = {graph.UniqueValueName(x->name() + "_" + op)};
