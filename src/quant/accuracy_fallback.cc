@@ -231,7 +231,8 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
     std::fill(floating.begin(), floating.begin() + k, true);
     return floating;
   };
-  std::map<int64_t, double> by_prefix;  // SQNR with the k most sensitive layers in float
+  // SQNR with the k most sensitive layers in float; k = 0 is the plan as calibrated.
+  std::map<int64_t, double> by_prefix = {{0, report.sqnr_before_db}};
   auto measure_prefix = [&](int64_t k) -> StatusOr<double> {
     if (!by_prefix.count(k)) {
       ASSIGN_OR_RETURN(by_prefix[k], meter.SqnrDb(plan_keeping(prefix(k))));
@@ -260,7 +261,7 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
     }
   } else {
     for (const auto& [k, db] : by_prefix) {
-      if (db > by_prefix[high]) high = k;  // unreachable: the best prefix measured
+      if (db > by_prefix[high]) high = k;  // unreachable: the best prefix measured (maybe 0)
     }
   }
   std::vector<bool> floating = prefix(high);

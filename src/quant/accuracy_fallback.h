@@ -11,7 +11,8 @@
 //     layers fall back (k doubling, then bisected: the smallest k that reaches the target),
 //     never more than `max_float_fraction` of the quantized layers. Then each of the k is
 //     tried quantized again, least sensitive first, and stays so if the target holds.
-//     Unreachable: the best prefix measured, reached = false.
+//     Unreachable: the best prefix measured (no layer in float if none beats the plan as
+//     calibrated), reached = false.
 //
 // A layer falls back by leaving the consumer lists of the sites feeding it; a site all of
 // whose consumers fall back is disabled instead (disabled_reason kAccuracyFallbackReason,
