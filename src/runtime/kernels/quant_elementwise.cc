@@ -321,12 +321,11 @@ QTUNE_VECTOR_CLONES void DequantizeRow(const T* x, float* y, int64_t n, const fl
   for (int64_t i = 0; i < n; ++i) y[i] = DequantizeFromInt(x[i], scale[i], zp[i]);
 }
 
-// A per-tensor run on the AVX-512 path when `avx512` (HasAvx512Paths()), else the
-// portable loop.
+// A per-tensor run on the AVX-512 path where the CPU has it, else the portable loop.
 template <typename Q>
-void QuantizeRunBest(bool avx512, const float* x, Q* y, int64_t n, float scale, float zp) {
+void QuantizeRunBest(const float* x, Q* y, int64_t n, float scale, float zp) {
 #ifdef QTUNE_AVX512_PATHS
-  if (avx512) return QuantizeRunAvx512(x, y, n, scale, zp);
+  if (HasAvx512Paths()) return QuantizeRunAvx512(x, y, n, scale, zp);
 #endif
   QuantizeRun(x, y, n, scale, zp);
 }
@@ -403,7 +402,7 @@ class LinearKernel : public Kernel {
       if (c < 0) {
         QuantizeRow(x + b, y + b, e - b, scales_.data(), zps_float_.data());
       } else {
-        QuantizeRunBest(avx512_, x + b, y + b, e - b, scales_[c], zps_float_[c]);
+        QuantizeRunBest(x + b, y + b, e - b, scales_[c], zps_float_[c]);
       }
     });
     return Status::Ok();
@@ -428,7 +427,6 @@ class LinearKernel : public Kernel {
   DataType q_type_;
   LinearPlan plan_;
   int threads_;
-  const bool avx512_ = HasAvx512Paths();
   // The run's scales and zero points (read from the inputs on every run).
   std::vector<float> scales_, zps_float_;
   std::vector<int32_t> zps_;
