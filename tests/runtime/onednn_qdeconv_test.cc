@@ -9,15 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 
 #include "ir/builder.h"
+#include "runtime/fused_run.h"
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/quant_test_util.h"
-#include "runtime/reference/reference_executor.h"
 #include "runtime/reference/registry.h"
-#include "runtime/session.h"
 
 namespace qtune::runtime::quant_testing {
 namespace {
@@ -370,22 +368,13 @@ TEST(OnednnQDeconv, QdqConvTransposeFusesAndMatchesTheUnfusedGraph) {
     Tensor x = *Tensor::Allocate(DataType::kFloat32, {1, 8, 6, 5});
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (float& v : x.span<float>()) v = dist(rng);
-    NamedTensors inputs = {{"x", x}};
-    auto want = RunReference(*graph, inputs);
-    ASSERT_TRUE(want.ok()) << want.status().ToString();
-    auto session = Session::Create(*graph, SessionOptions{});
-    ASSERT_TRUE(session.ok()) << session.status().ToString();
-    auto got = (*session)->Run(inputs);
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
-    auto plan = (*session)->Prepare({{"x", {1, 8, 6, 5}}});
-    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-    std::map<std::string, int> ops;
-    for (const PlanStep& step : (*plan)->steps) ++ops[step.op_type];
-    EXPECT_EQ(ops["QConvTranspose"], 1) << (*plan)->ToString();
-    EXPECT_EQ(ops["ConvTranspose"], 0) << (*plan)->ToString();
-    EXPECT_EQ(ops["Relu"], 0) << (*plan)->ToString();
-    const Tensor& a = (*want)[0].second;
-    const Tensor& b = (*got)[0].second;
+    auto run = RunFusedAndReference(*graph, {{"x", x}});
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_EQ(run->ops["QConvTranspose"], 1) << run->plan;
+    EXPECT_EQ(run->ops["ConvTranspose"], 0) << run->plan;
+    EXPECT_EQ(run->ops["Relu"], 0) << run->plan;
+    const Tensor& a = run->want[0].second;
+    const Tensor& b = run->got[0].second;
     ASSERT_EQ(a.sizes(), b.sizes());
     for (int64_t i = 0; i < a.num_elements(); ++i) {
       ASSERT_LE(std::fabs(a.data<float>()[i] - b.data<float>()[i]), 0.02f * 1.001f)

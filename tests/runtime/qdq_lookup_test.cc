@@ -2,11 +2,10 @@
 // chain exactly (the table is computed by the chain's own reference kernels).
 #include <gtest/gtest.h>
 
-#include <map>
 #include <random>
 
 #include "ir/builder.h"
-#include "runtime/reference/reference_executor.h"
+#include "runtime/fused_run.h"
 #include "runtime/session.h"
 
 namespace qtune::runtime {
@@ -72,22 +71,14 @@ TEST(QdqLookup, ChainsBecomeOneTableAndMatchTheUnfusedGraphExactly) {
     std::unique_ptr<ir::Graph> graph = BuildGraph(c, 13);
     Tensor x = *Tensor::Allocate(DataType::kFloat32, {2, 8, 5, 7});
     for (float& v : x.span<float>()) v = dist(rng);
-    NamedTensors inputs = {{"x", x}};
-    auto want = RunReference(*graph, inputs);
-    ASSERT_TRUE(want.ok()) << want.status().ToString();
-    auto session = Session::Create(*graph, SessionOptions{});
-    ASSERT_TRUE(session.ok()) << session.status().ToString();
-    auto got = (*session)->Run(inputs);
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
-    auto plan = (*session)->Prepare({{"x", {2, 8, 5, 7}}});
-    ASSERT_TRUE(plan.ok());
-    std::map<std::string, int> ops;
-    for (const PlanStep& step : (*plan)->steps) ++ops[step.op_type];
-    EXPECT_EQ(ops["QLookup"], 1) << (*plan)->ToString();
+    auto run = RunFusedAndReference(*graph, {{"x", x}});
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    auto& ops = run->ops;
+    EXPECT_EQ(ops["QLookup"], 1) << run->plan;
     EXPECT_EQ(ops["Add"] + ops["Clip"] + ops["Div"] + ops["Sigmoid"] + ops["Tanh"] + ops["Mul"], 0)
-        << (*plan)->ToString();
-    const Tensor& a = (*want)[0].second;
-    const Tensor& b = (*got)[0].second;
+        << run->plan;
+    const Tensor& a = run->want[0].second;
+    const Tensor& b = run->got[0].second;
     ASSERT_EQ(a.num_elements(), b.num_elements());
     for (int64_t i = 0; i < a.num_elements(); ++i) {
       ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << "element " << i;

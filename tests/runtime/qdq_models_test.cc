@@ -11,6 +11,7 @@
 #include "core/npy.h"
 #include "ir/onnx_io.h"
 #include "passes/pipeline.h"
+#include "runtime/fused_run.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/reference/registry.h"
 #include "runtime/session.h"
@@ -90,20 +91,13 @@ TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
   ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
   NamedTensors inputs = {{c.input, RandomInput(c.sizes, 2)}};
 
-  auto reference = RunReference(**qdq, inputs);
-  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
-  auto session = Session::Create(**qdq, SessionOptions{});
-  ASSERT_TRUE(session.ok()) << session.status().ToString();
-  auto fast = (*session)->Run(inputs);
-  ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+  auto run = RunFusedAndReference(**qdq, inputs);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
 
   // Every Conv/Gemm/MatMul runs as an int8 kernel.
-  auto plan = (*session)->Prepare({{c.input, c.sizes}});
-  ASSERT_TRUE(plan.ok());
-  std::map<std::string, int> ops;
-  for (const PlanStep& step : (*plan)->steps) ++ops[step.op_type];
-  if (std::getenv("QTUNE_PRINT_PLAN")) std::printf("%s\n", (*plan)->ToString().c_str());
-  EXPECT_EQ(ops["Conv"] + ops["FusedConv"] + ops["Gemm"] + ops["MatMul"], 0) << (*plan)->ToString();
+  auto& ops = run->ops;
+  if (std::getenv("QTUNE_PRINT_PLAN")) std::printf("%s\n", run->plan.c_str());
+  EXPECT_EQ(ops["Conv"] + ops["FusedConv"] + ops["Gemm"] + ops["MatMul"], 0) << run->plan;
   EXPECT_GT(ops["QConv"], 0);
 
   // Fused int8 kernels round exactly like quantize(op(dequantize(x))) except at ties that
@@ -121,9 +115,9 @@ TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
     ASSERT_TRUE(run.ok()) << run.status().ToString();
     ort = std::move(*run);
   }
-  for (size_t i = 0; i < reference->size(); ++i) {
-    const Tensor& want = (*reference)[i].second;
-    const Tensor& got = (*fast)[i].second;
+  for (size_t i = 0; i < run->want.size(); ++i) {
+    const Tensor& want = run->want[i].second;
+    const Tensor& got = run->got[i].second;
     double rel = testing::RelativeL2(got, want);
     double ort_rel = ort.empty() ? 0.0 : testing::RelativeL2(ort[i].second, want);
     double vs_ort = ort.empty() ? 0.0 : testing::RelativeL2(got, ort[i].second);
