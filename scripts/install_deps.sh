@@ -4,8 +4,8 @@
 set -euo pipefail
 
 PACKAGES=(
-  g++ cmake ninja-build make pkg-config clang-format
-  libdnnl-dev
+  g++ cmake ninja-build make pkg-config clang-format ccache
+  libdnnl-dev ocl-icd-opencl-dev opencl-headers
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   libssl-dev libarchive-dev

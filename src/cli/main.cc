@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   AddBenchCommand(app, &exit_code);
   AddQuantizeCommand(app, &exit_code);
   AddEvalCommand(app, &exit_code);
+  AddAutotuneCommand(app, &exit_code);
+  AddMeasureWorkerCommand(app, &exit_code);
 
   app.parse_complete_callback([&] {
     qtune::SetLogLevel(*qtune::ParseLogLevel(log_level));  // the check above validated it

@@ -1,0 +1,59 @@
+// The autotuner's measuring instrument: latency of a candidate model file, measured
+// interleaved with a reference model (the incumbent) so drift and noise on a shared
+// machine cancel out. A failure is a result (Measurement::failure), never a crash of the
+// tuner.
+//
+// Implementations:
+//  * InProcessBenchmark (benchmark_inprocess.h): qtune's own engine, in a child worker
+//    process (`qtune measure-worker`) that is killed and restarted on timeout or crash.
+//  * CommandBenchmark (benchmark_command.h): any external tool, e.g. `trtexec
+//    --onnx={model}` or `qtune bench {model} --json`; latency parsed with a regex.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace qtune::autotune {
+
+enum class FailureKind {
+  kNone,
+  kTimeout,     // no answer within the timeout (the worker/command was killed)
+  kCrash,       // killed by a signal
+  kExit,        // exited non-zero (Measurement::exit_code)
+  kUnparsable,  // ran, but no latency could be read from its output
+  kBuild,       // the engine rejected the model (load/compile error)
+  kConnection,  // a remote measurer could not be reached
+};
+// "timeout", "crash", "exit:N" (with the exit code), "unparsable", "build", "connection".
+std::string FailureKindName(FailureKind kind, int exit_code = 0);
+// Worth retrying within the same run (timeout, crash, connection). The others are
+// recorded, and retried only on the next warm restart.
+bool IsTransient(FailureKind kind);
+
+struct MeasureRequest {
+  std::string candidate_path;
+  std::string reference_path;  // empty: measure the candidate alone
+  int rounds = 3;              // alternations candidate/reference; one median per round
+};
+
+struct Measurement {
+  FailureKind failure = FailureKind::kNone;
+  int exit_code = 0;
+  std::string detail;                // failure detail (stderr tail, engine error...)
+  std::vector<double> candidate_ms;  // one median per round
+  std::vector<double> reference_ms;  // one median per round (empty without reference)
+  bool ok() const { return failure == FailureKind::kNone; }
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  // Never throws; every failure comes back in the Measurement.
+  virtual Measurement Measure(const MeasureRequest& request) = 0;
+  // One line for the report: "inprocess (threads 1, 20 iters)" or the command.
+  virtual std::string Describe() const = 0;
+};
+
+double Median(std::vector<double> values);  // 0 for an empty vector
+
+}  // namespace qtune::autotune

@@ -1,0 +1,95 @@
+// The autotune state log: an append-only JSON-lines file that makes a search crash-safe
+// (docs/formats/autotune-state.md).
+//
+//   line 1      header record: format version, qtune version, model SHA-256, the options
+//               that change results and their fingerprint
+//   line 2..n   one record per finished measurement (success or failure)
+//
+// Every line is "<checksum> <json>\n", checksum = the first 16 hex digits of the SHA-256
+// of the JSON text. Append() writes one whole line with a single write() and fsync()s it,
+// so `kill -9` at any moment loses at most the measurement in flight.
+//
+// Open() replays an existing log:
+//  * a torn last line (no newline, or a bad checksum on the last line) is dropped with a
+//    warning and the file is truncated to the last good line, so appends continue cleanly;
+//  * a damaged line in the middle (bad checksum, bad JSON, missing fields) is skipped with
+//    a warning that names the file and line;
+//  * a header from another model or other options is refused (FailedPrecondition naming
+//    what differs and saying "--force-new starts over"); with `force_new` the old log is
+//    renamed to "<path>.old-<N>" and a new one started;
+//  * an unreadable header, or a newer format version, is DataLoss (with the same advice).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace qtune::autotune {
+
+inline constexpr int kStateLogFormatVersion = 1;
+
+struct StateHeader {
+  int format_version = kStateLogFormatVersion;
+  std::string qtune_version;
+  std::string model_sha256;
+  nlohmann::json options;  // every option that changes results (mode, threads, seed, ...)
+  // SHA-256 (hex) of options.dump(): what Open() compares, with model_sha256.
+  std::string OptionsFingerprint() const;
+};
+
+// One finished measurement. `key` identifies what was measured (the candidate placement's
+// hash and the reference it was measured against); replay looks results up by key.
+struct MeasurementRecord {
+  std::string key;
+  std::string pattern;  // pattern id, or "baseline" / "final"
+  std::string scheme;   // the scheme, as the tuner writes it (e.g. "0110")
+  bool ok = false;
+  std::vector<double> candidate_ms;  // per-round medians
+  std::vector<double> reference_ms;  // per-round medians of the reference (may be empty)
+  std::string error_kind;            // when !ok: timeout, crash, exit:N, unparsable, build,
+                                     // connection
+  std::string error_detail;
+  int attempts = 1;
+  std::string timestamp;  // ISO-8601 UTC, set by Append() when empty
+};
+
+struct OpenOptions {
+  bool force_new = false;
+};
+
+class StateLog {
+ public:
+  // Creates the file (and writes the header) when it does not exist; replays it otherwise.
+  // `warnings` receives one line per dropped or skipped record (may be null).
+  static StatusOr<std::unique_ptr<StateLog>> Open(const std::string& path,
+                                                  const StateHeader& header,
+                                                  const OpenOptions& options,
+                                                  std::vector<std::string>* warnings);
+  ~StateLog();
+  StateLog(const StateLog&) = delete;
+  StateLog& operator=(const StateLog&) = delete;
+
+  // The records read back by Open(), in file order.
+  const std::vector<MeasurementRecord>& replayed() const { return replayed_; }
+
+  // Appends and fsyncs one record. Errors name the file (disk full, removed...).
+  Status Append(MeasurementRecord record);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  StateLog(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_ = -1;
+  std::vector<MeasurementRecord> replayed_;
+};
+
+nlohmann::json RecordToJson(const MeasurementRecord& record);
+StatusOr<MeasurementRecord> RecordFromJson(const nlohmann::json& json);
+
+}  // namespace qtune::autotune
