@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo format format-check sanitize clean
+.PHONY: all deps configure build build-cli test demo format format-check sanitize clean
 
 all: build
 
@@ -18,10 +18,14 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Only the `qtune` binary (what examples/demo.sh runs), not the test suite.
+build-cli: configure
+	@cmake --build $(BUILD_DIR) --target qtune -j $(JOBS)
+
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-demo: build
+demo: build-cli
 	@bash examples/demo.sh $(BUILD_DIR)
 
 # ASan + UBSan build of everything; runs the unit and kernel labels.

@@ -19,8 +19,11 @@ function defaultModels() {
     {name: 'ppocr_cls', path: 'models/ppocr/ppocr_cls.onnx', shape: 'x=1x3x48x192'},
     {name: 'ppocrv4_det', path: 'models/ppocr/ppocrv4_det.onnx', shape: 'x=1x3x640x640'},
   ];
-  const resnet = path.join(root, '../shared/models/resnet18/resnet18.onnx');
-  if (fs.existsSync(resnet)) {
+  // ResNet-18 from ../shared/models, else the one bench/int8.sh writes with
+  // qtune_make_model (or: build/tools/make_model/qtune_make_model resnet18 OUT.onnx).
+  const resnet = [path.join(root, '../shared/models/resnet18/resnet18.onnx'),
+                  path.join(root, 'build/bench-int8/resnet18.onnx')].find(p => fs.existsSync(p));
+  if (resnet) {
     models.push({name: 'resnet18', path: resnet, shape: 'input=1x3x224x224'});
   }
   return models;

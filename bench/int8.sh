@@ -4,8 +4,8 @@
 #   1. Builds qtune and qdq_models_test (ninja; a no-op when they are up to date).
 #   2. Writes QDQ models into build/bench-int8/:
 #        qtune/   qtune's own exports (`qtune quantize`, int8 recipe, max calibrator) of
-#                 fmnist_resnet, ppocr_cls, ppocrv4_det and, when ../shared/models has it,
-#                 resnet18;
+#                 fmnist_resnet, ppocr_cls, ppocrv4_det and resnet18 (random weights,
+#                 written by qtune_make_model with the seed qdq_models_test uses);
 #        ort/     ONNX Runtime-layout QDQ models (Q/DQ around every op, u8 asymmetric
 #                 activations, int32 bias: what ONNX Runtime's quantize_static writes),
 #                 written by qdq_models_test's *_ort_u8 and ppocrv4_det_u8 cases.
@@ -44,8 +44,7 @@ done
 qtune=$root/$build/src/cli/qtune
 qdq_test=$root/$build/tests/runtime/qdq_models_test
 out=$root/$build/bench-int8
-shared=$root/../shared/models
-resnet=$shared/resnet18/resnet18.onnx
+resnet=$out/resnet18.onnx
 images=$root/models/images
 imagenet=scale=0.00392157,mean=0.485:0.456:0.406,std=0.229:0.224:0.225
 
@@ -59,9 +58,14 @@ fail() { echo "int8.sh: $*" >&2; exit 1; }
 [[ -f $root/tools/ort/node_modules/onnxruntime-node/package.json ]] ||
   fail "ONNX Runtime is missing: (cd tools/ort && npm install --ignore-scripts)"
 
-step "building qtune and qdq_models_test"
-ninja -C "$build" qtune qdq_models_test
+step "building qtune, qtune_make_model and qdq_models_test"
+ninja -C "$build" qtune qtune_make_model qdq_models_test
 mkdir -p "$out/qtune" "$out/ort"
+# The architecture from the graph builder, seed 1 like tests/util/test_models.h; rewritten
+# only when qtune_make_model changed (so the int8 export below stays fresh).
+make_model=$root/$build/tools/make_model/qtune_make_model
+[[ -s $resnet && $resnet -nt $make_model ]] ||
+  "$make_model" resnet18 "$resnet" --seed 1 --overwrite
 
 # fresh OUT SRC...: OUT exists and is newer than every SRC.
 fresh() {

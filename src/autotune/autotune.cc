@@ -1,1 +1,342 @@
-// placeholder
+#include "autotune/autotune.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "autotune/benchmark_command.h"
+#include "autotune/benchmark_inprocess.h"
+#include "autotune/import_qdq.h"
+#include "autotune/measurer.h"
+#include "autotune/pattern.h"
+#include "autotune/pattern_cache.h"
+#include "autotune/placement_export.h"
+#include "autotune/region.h"
+#include "autotune/report.h"
+#include "autotune/search.h"
+#include "autotune/state_log.h"
+#include "core/file_io.h"
+#include "core/logging.h"
+#include "core/sha256.h"
+#include "ir/onnx_io.h"
+#include "quant/calibrate.h"
+#include "quant/calibration_data.h"
+#include "quant/output_sqnr.h"
+#include "quant/quantize_model.h"
+#include "runtime/shape/infer_shapes.h"
+
+namespace qtune::autotune {
+namespace fs = std::filesystem;
+namespace {
+
+using InputSizes = std::map<std::string, std::vector<int64_t>>;
+
+nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
+                             const std::string& import_sha) {
+  return {{"recipe", o.recipe},
+          {"calib", o.calib_specs},
+          {"preprocess", o.preprocess},
+          {"max_calib_samples", o.max_calib_samples},
+          {"mode", o.mode},
+          {"schemes_per_pattern", preset.schemes_per_pattern},
+          {"rounds", preset.rounds},
+          {"iters", preset.iters},
+          {"warmup", preset.warmup},
+          {"threads", o.threads},
+          {"min_sqnr_db", o.min_sqnr_db},
+          {"seed", o.seed},
+          {"benchmark", o.benchmark},
+          {"benchmark_command", o.benchmark_command},
+          {"latency_regex", o.latency_regex},
+          {"shape_aware", o.shape_aware},
+          {"import_qdq_sha256", import_sha}};
+}
+
+StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
+                                                   const ModePreset& preset,
+                                                   const InputSizes& sizes) {
+  if (o.benchmark == "inprocess") {
+    if (!o.benchmark_command.empty()) {
+      return InvalidArgumentError("--benchmark-command needs --benchmark command");
+    }
+    InProcessBenchmarkOptions b;
+    b.worker_executable = o.worker_executable;
+    b.threads = o.threads;
+    b.warmup = preset.warmup;
+    b.iters = preset.iters;
+    b.input_sizes = sizes;
+    b.timeout_s = o.timeout_s;
+    b.seed = o.seed;
+    ASSIGN_OR_RETURN(auto bench, InProcessBenchmark::Create(b));
+    return std::unique_ptr<Benchmark>(std::move(bench));
+  }
+  if (o.benchmark == "command") {
+    if (o.benchmark_command.empty()) {
+      return InvalidArgumentError(
+          "--benchmark command needs --benchmark-command 'TOOL ... {model} ...'");
+    }
+    CommandBenchmarkOptions b;
+    b.command_template = o.benchmark_command;
+    if (!o.latency_regex.empty()) b.latency_regex = o.latency_regex;
+    b.timeout_s = o.timeout_s;
+    b.log_dir = (fs::path(o.work_dir) / "logs").string();
+    ASSIGN_OR_RETURN(auto bench, CommandBenchmark::Create(b));
+    return std::unique_ptr<Benchmark>(std::move(bench));
+  }
+  return InvalidArgumentError("--benchmark must be inprocess or command, not '" + o.benchmark +
+                              "'");
+}
+
+// Sizes of one sample (batch 1, or the model's fixed batch) for measuring.
+StatusOr<InputSizes> MeasureSizes(const ir::Graph& graph, quant::CalibrationSource& source) {
+  ASSIGN_OR_RETURN(auto batch, source.Batch(0, quant::FixedBatchSize(graph).value_or(1)));
+  InputSizes sizes;
+  for (const auto& [name, tensor] : batch) sizes[name] = tensor.sizes();
+  return sizes;
+}
+
+// Calibrates the candidate tensors the rule-based plan has no range for.
+Status CalibrateCandidates(const ir::Graph& graph, const std::set<std::string>& tensors,
+                           const quant::QuantizerConfig& config, quant::CalibrationSource& source,
+                           const AutotuneOptions& o,
+                           std::map<std::string, quant::TensorRange>& ranges) {
+  std::map<std::string, quant::CalibrationRequest> requests;
+  for (const std::string& t : tensors) {
+    if (!ranges.count(t))
+      requests.emplace(t, quant::CalibrationRequest{config.calibrator, config.format});
+  }
+  if (requests.empty()) return Status::Ok();
+  quant::CalibrateOptions calibrate;
+  calibrate.max_samples = o.max_calib_samples;
+  calibrate.threads = o.threads;
+  calibrate.show_progress = o.show_progress;
+  ASSIGN_OR_RETURN(auto extra, quant::CalibrateActivations(graph, requests, source, calibrate));
+  ranges.insert(extra.begin(), extra.end());
+  return Status::Ok();
+}
+
+// The config of activations the rules did not quantize: that of the rules' activations.
+quant::QuantizerConfig FirstActivationConfig(const quant::QuantPlan& plan) {
+  for (const quant::QuantSite& site : plan.sites) {
+    if (site.kind == quant::QuantSite::Kind::kActivation) return site.config;
+  }
+  return quant::QuantizerConfig{};
+}
+
+}  // namespace
+
+StatusOr<ModePreset> PresetOfMode(const std::string& mode) {
+  if (mode == "quick") return ModePreset{4, 2, 5, 2};
+  if (mode == "default") return ModePreset{8, 3, 10, 3};
+  if (mode == "extensive") return ModePreset{24, 5, 20, 5};
+  return InvalidArgumentError("--mode must be quick, default or extensive, not '" + mode + "'");
+}
+
+StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  if (o.work_dir.empty()) return InvalidArgumentError("--work-dir is required");
+  ASSIGN_OR_RETURN(ModePreset preset, PresetOfMode(o.mode));
+  if (o.schemes_per_pattern > 0) preset.schemes_per_pattern = o.schemes_per_pattern;
+  std::error_code ec;
+  fs::create_directories(o.work_dir, ec);
+  if (ec)
+    return InvalidArgumentError("cannot create --work-dir " + o.work_dir + ": " + ec.message());
+
+  // 1. The rule-based plan, calibrated (the `qtune quantize` flow without export).
+  ASSIGN_OR_RETURN(std::string model_sha, Sha256File(o.model_path));
+  ASSIGN_OR_RETURN(auto model, ir::LoadModel(o.model_path));
+  quant::QuantizeModelOptions q;
+  q.recipe = o.recipe;
+  q.calib_specs = o.calib_specs;
+  q.preprocess = o.preprocess;
+  q.max_calib_samples = o.max_calib_samples;
+  q.threads = o.threads;
+  q.show_progress = o.show_progress;
+  q.export_model = false;
+  ASSIGN_OR_RETURN(quant::QuantizeModelResult rule, quant::QuantizeModel(*model, q));
+  const ir::Graph& float_graph = *rule.float_graph;
+
+  ASSIGN_OR_RETURN(auto source,
+                   quant::OpenCalibrationData(o.calib_specs, o.preprocess, float_graph));
+  ASSIGN_OR_RETURN(InputSizes sizes, MeasureSizes(float_graph, *source));
+  ASSIGN_OR_RETURN(auto infos, runtime::InferShapes(float_graph, sizes, {}));
+
+  // 2. Regions, and ranges for every candidate tensor. The regions are found on a copy
+  // whose value types carry the inferred sizes (the validity rules read dtypes and sizes);
+  // points resolve to names, which the float graph shares.
+  std::unique_ptr<ir::Graph> typed_graph = float_graph.Clone();
+  for (const auto& [value, info] : infos) {
+    if (value->is_initializer() || info.dtype == DataType::kUndefined) continue;
+    ir::Value* typed = typed_graph->FindValue(value->name());
+    if (typed != nullptr) typed->set_type({info.dtype, Shape::FromSizes(info.sizes)});
+  }
+  ASSIGN_OR_RETURN(RegionTree tree, PartitionRegions(*typed_graph, RegionOptions{}));
+  ExporterInputs exporter_inputs;
+  exporter_inputs.float_graph = &float_graph;
+  exporter_inputs.rule_plan = rule.plan;
+  exporter_inputs.infos = infos;
+  exporter_inputs.target = rule.plan.target;
+  for (const quant::QuantSite& site : rule.plan.sites) {
+    if (site.kind != quant::QuantSite::Kind::kActivation) continue;
+    if (site.range.has_value()) exporter_inputs.ranges[site.value] = *site.range;
+  }
+  exporter_inputs.activation_config = FirstActivationConfig(rule.plan);
+  std::set<std::string> candidate_tensors;
+  for (int id = 0; id < tree.num_leaves; ++id) {
+    for (const InsertionPoint& p : CandidatePoints(tree, id)) {
+      candidate_tensors.insert(Resolve(tree, id, p).tensor);
+    }
+  }
+  RETURN_IF_ERROR(CalibrateCandidates(float_graph, candidate_tensors,
+                                      exporter_inputs.activation_config, *source, o,
+                                      exporter_inputs.ranges));
+  PlacementExporter exporter(std::move(exporter_inputs));
+  std::vector<PatternInfo> patterns =
+      GroupPatterns(tree, SignatureOptions{o.shape_aware}, exporter);
+
+  // 3. Seeds from the pattern cache and --import-qdq.
+  SearchOptions search;
+  if (!o.pattern_cache.empty()) {
+    ASSIGN_OR_RETURN(search.seeds, LoadPatternCache(o.pattern_cache));
+  }
+  std::string import_sha;
+  if (!o.import_qdq.empty()) {
+    ASSIGN_OR_RETURN(import_sha, Sha256File(o.import_qdq));
+    ASSIGN_OR_RETURN(PatternSeeds imported, ImportQdqSeeds(o.import_qdq, patterns));
+    for (auto& [sig, schemes] : imported) {
+      auto& list = search.seeds[sig];
+      list.insert(list.begin(), schemes.begin(), schemes.end());
+    }
+  }
+
+  // 4. The state log, the measuring back end.
+  StateHeader header;
+  header.qtune_version = "0.1.0";
+  header.model_sha256 = model_sha;
+  header.options = ResultOptions(o, preset, import_sha);
+  std::vector<std::string> warnings;
+  const std::string log_path = (fs::path(o.work_dir) / "state.jsonl").string();
+  auto log = StateLog::Open(log_path, header, OpenOptions{o.force_new}, &warnings);
+  if (!log.ok() && log.status().code() == StatusCode::kFailedPrecondition) {
+    return InvalidArgumentError(log.status().message());  // a state file that is not ours
+  }
+  if (!log.ok()) return log.status();
+  for (const std::string& w : warnings) QTUNE_LOG_WARNING("{}", w);
+  if (!(*log)->replayed().empty()) {
+    QTUNE_LOG_INFO("autotune: warm restart: {} measurements in {}", (*log)->replayed().size(),
+                   log_path);
+  }
+  ASSIGN_OR_RETURN(auto benchmark, MakeBenchmark(o, preset, sizes));
+  Measurer measurer(*benchmark, **log, MeasurerOptions{preset.rounds, o.retries, 200});
+
+  // 5. Baselines: the rule-based placement against fp32.
+  const Placement fp32_placement;
+  const Placement rule_placement = PlacementOfPlan(exporter.PlanFor(PlacementOfPlan(rule.plan)));
+  const fs::path models = fs::path(o.work_dir) / "models";
+  fs::create_directories(models, ec);
+  auto write_model = [&](const Placement& p, const std::string& path) -> Status {
+    ASSIGN_OR_RETURN(auto graph, exporter.Export(p));
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
+    return WriteFileAtomic(path, bytes);
+  };
+  const std::string fp32_path = (models / "fp32.onnx").string();
+  const std::string rule_path = (models / "rule.onnx").string();
+  RETURN_IF_ERROR(write_model(fp32_placement, fp32_path));
+  RETURN_IF_ERROR(write_model(rule_placement, rule_path));
+  auto baseline_files = [&]() -> StatusOr<std::pair<std::string, std::string>> {
+    return std::make_pair(rule_path, fp32_path);
+  };
+  const std::string baseline_key =
+      "baseline:" + PlacementHash(rule_placement) + ":" + PlacementHash(fp32_placement);
+  ASSIGN_OR_RETURN(Comparison baseline,
+                   measurer.Compare(baseline_key, "baseline", "", baseline_files));
+  if (!baseline.ok) {
+    return FailedPreconditionError(
+        "autotune: the baseline models could not be measured (" + baseline.error +
+        "); check the benchmark with `qtune bench " + rule_path +
+        "` or the --benchmark-command; run again to retry (measurements are kept in " + log_path +
+        ")");
+  }
+  bool start_from_rule = baseline.ratio < 1.0;
+
+  // --min-sqnr: candidates (and the rule-based start) must keep the outputs at the target.
+  std::unique_ptr<quant::OutputComparer> comparer;
+  double rule_sqnr_db = 0;
+  if (o.min_sqnr_db > 0) {
+    ASSIGN_OR_RETURN(comparer, quant::OutputComparer::Create(float_graph, *source, o.sqnr_samples,
+                                                             o.threads));
+    search.sqnr = [&](const ir::Graph& graph) -> StatusOr<double> {
+      ASSIGN_OR_RETURN(quant::OutputSqnr sqnr, comparer->Compare(graph));
+      return sqnr.db;
+    };
+    search.min_sqnr_db = o.min_sqnr_db;
+    ASSIGN_OR_RETURN(auto rule_graph, exporter.Export(rule_placement));
+    ASSIGN_OR_RETURN(rule_sqnr_db, search.sqnr(*rule_graph));
+    if (!(rule_sqnr_db >= o.min_sqnr_db)) {
+      QTUNE_LOG_WARNING(
+          "autotune: the rule-based placement's outputs are at {:.1f} dB, below --min-sqnr {:.1f}: "
+          "the search starts from fp32",
+          rule_sqnr_db, o.min_sqnr_db);
+      start_from_rule = false;
+    }
+  }
+
+  // 6. The search.
+  search.schemes_per_pattern = preset.schemes_per_pattern;
+  search.seed = o.seed;
+  search.work_dir = o.work_dir;
+  search.input_sizes = sizes;
+  search.threads = o.threads;
+  search.show_progress = o.show_progress;
+  const std::string best_path = (fs::path(o.work_dir) / "best.onnx").string();
+  search.on_new_best = [&](const ir::Graph& graph) -> Status {
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(graph));
+    return WriteFileAtomic(best_path, bytes);
+  };
+  Searcher searcher(exporter, measurer, patterns, search);
+  ASSIGN_OR_RETURN(SearchResult result,
+                   searcher.Run(start_from_rule ? rule_placement : fp32_placement));
+
+  // 7. The final model, measured against both baselines.
+  RETURN_IF_ERROR(write_model(result.best, best_path));
+  RETURN_IF_ERROR(write_model(result.best, o.output_path));
+  const std::string best_hash = PlacementHash(result.best);
+  auto final_against = [&](const std::string& reference) {
+    return [&, reference]() -> StatusOr<std::pair<std::string, std::string>> {
+      return std::make_pair(best_path, reference);
+    };
+  };
+  ASSIGN_OR_RETURN(Comparison vs_fp32,
+                   measurer.Compare("final:" + best_hash + ":" + PlacementHash(fp32_placement),
+                                    "final", "", final_against(fp32_path)));
+  ASSIGN_OR_RETURN(Comparison vs_rule,
+                   measurer.Compare("final:" + best_hash + ":" + PlacementHash(rule_placement),
+                                    "final", "", final_against(rule_path)));
+  if (!o.pattern_cache.empty()) {
+    RETURN_IF_ERROR(SavePatternCache(o.pattern_cache, search.seeds, result));
+  }
+
+  ReportInputs report;
+  report.options = &o;
+  report.model_sha256 = model_sha;
+  report.benchmark = benchmark->Describe();
+  report.baseline = baseline;
+  report.start_from_rule = start_from_rule;
+  report.rule_points = static_cast<int>(rule_placement.size());
+  report.rule_sqnr_db = rule_sqnr_db;
+  report.leaf_regions = tree.num_leaves;
+  report.search = &result;
+  report.vs_fp32 = vs_fp32;
+  report.vs_rule = vs_rule;
+  report.counters = measurer.counters();
+  report.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  nlohmann::json json = BuildReport(report);
+  RETURN_IF_ERROR(
+      WriteFileAtomic((fs::path(o.work_dir) / "report.json").string(), json.dump(2) + "\n"));
+  return json;
+}
+
+}  // namespace qtune::autotune

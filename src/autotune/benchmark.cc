@@ -1,1 +1,42 @@
-// placeholder
+#include "autotune/benchmark.h"
+
+#include <algorithm>
+
+namespace qtune::autotune {
+
+std::string FailureKindName(FailureKind kind, int exit_code) {
+  switch (kind) {
+    case FailureKind::kNone:
+      return "none";
+    case FailureKind::kTimeout:
+      return "timeout";
+    case FailureKind::kCrash:
+      return "crash";
+    case FailureKind::kExit:
+      return "exit:" + std::to_string(exit_code);
+    case FailureKind::kUnparsable:
+      return "unparsable";
+    case FailureKind::kBuild:
+      return "build";
+    case FailureKind::kConnection:
+      return "connection";
+  }
+  return "unknown";
+}
+
+bool IsTransient(FailureKind kind) {
+  return kind == FailureKind::kTimeout || kind == FailureKind::kCrash ||
+         kind == FailureKind::kConnection;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  if (values.size() % 2 == 1) return values[mid];
+  double upper = values[mid];
+  double lower = *std::max_element(values.begin(), values.begin() + mid);
+  return (lower + upper) / 2;
+}
+
+}  // namespace qtune::autotune

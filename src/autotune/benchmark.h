@@ -24,7 +24,8 @@ enum class FailureKind {
   kBuild,       // the engine rejected the model (load/compile error)
   kConnection,  // a remote measurer could not be reached
 };
-// "timeout", "crash", "exit:N" (with the exit code), "unparsable", "build", "connection".
+// "timeout", "crash", "exit:N" (with the exit code), "unparsable", "build", "connection";
+// "none" for kNone.
 std::string FailureKindName(FailureKind kind, int exit_code = 0);
 // Worth retrying within the same run (timeout, crash, connection). The others are
 // recorded, and retried only on the next warm restart.
@@ -34,6 +35,7 @@ struct MeasureRequest {
   std::string candidate_path;
   std::string reference_path;  // empty: measure the candidate alone
   int rounds = 3;              // alternations candidate/reference; one median per round
+  double timeout_s = 0;        // > 0: overrides the back end's timeout for this request
 };
 
 struct Measurement {
@@ -54,6 +56,7 @@ class Benchmark {
   virtual std::string Describe() const = 0;
 };
 
-double Median(std::vector<double> values);  // 0 for an empty vector
+// The middle value; the mean of the two middle values for an even count; 0 when empty.
+double Median(std::vector<double> values);
 
 }  // namespace qtune::autotune

@@ -17,15 +17,18 @@
 //  * a header from another model or other options is refused (FailedPrecondition naming
 //    what differs and saying "--force-new starts over"); with `force_new` the old log is
 //    renamed to "<path>.old-<N>" and a new one started;
-//  * an unreadable header, or a newer format version, is DataLoss (with the same advice).
+//  * an unreadable header, or a newer format version, is DataLoss (with the same advice);
+//  * an empty file (killed before the header reached the disk), or one holding only a torn
+//    header, is started afresh;
+//  * a log another process holds open is refused (FailedPrecondition): the open log keeps
+//    an exclusive flock().
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 
@@ -65,7 +68,8 @@ struct OpenOptions {
 class StateLog {
  public:
   // Creates the file (and writes the header) when it does not exist; replays it otherwise.
-  // `warnings` receives one line per dropped or skipped record (may be null).
+  // `warnings` receives one line per dropped or skipped record (may be null: the lines are
+  // then logged as warnings).
   static StatusOr<std::unique_ptr<StateLog>> Open(const std::string& path,
                                                   const StateHeader& header,
                                                   const OpenOptions& options,
@@ -78,17 +82,31 @@ class StateLog {
   const std::vector<MeasurementRecord>& replayed() const { return replayed_; }
 
   // Appends and fsyncs one record. Errors name the file (disk full, removed...).
+  // InvalidArgument (nothing written) for an empty key or a non-finite latency: a failed
+  // measurement is a record with ok = false, not an infinite latency. After a failed
+  // fsync(), or a short write that could not be undone, every later Append() fails with
+  // the same error: what reached the disk is unknown, so reopening (replay) is the only
+  // way on.
   Status Append(MeasurementRecord record);
 
   const std::string& path() const { return path_; }
 
  private:
   StateLog(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  // Writes `line` with one write() and fsync()s it; on a short write, truncates back to
+  // `size_` so the file never keeps half a line.
+  Status WriteLine(const std::string& line);
+
   std::string path_;
-  int fd_ = -1;
+  int fd_ = -1;       // owned; holds an exclusive flock() while open
+  int64_t size_ = 0;  // bytes of whole, good lines: where the next line starts
+  Status broken_;     // not OK once the file's state is unknown (see Append)
   std::vector<MeasurementRecord> replayed_;
 };
 
+// {"type":"measurement", ...}. Non-finite latencies are written as null (never as invalid
+// JSON); RecordFromJson() refuses them, and anything but a finite number, like any missing
+// or mistyped field (InvalidArgument naming the field).
 nlohmann::json RecordToJson(const MeasurementRecord& record);
 StatusOr<MeasurementRecord> RecordFromJson(const nlohmann::json& json);
 

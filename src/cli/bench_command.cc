@@ -1,5 +1,4 @@
 // qtune bench MODEL [--threads N] [--warmup W] [--iters N] [--shape NAME=1x3x224x224] [--json]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -9,6 +8,7 @@
 #include "cli/exit_codes.h"
 #include "cli/tensor_args.h"
 #include "ir/onnx_io.h"
+#include "runtime/benchmark.h"
 #include "runtime/session.h"
 
 namespace qtune::cli {
@@ -25,11 +25,6 @@ struct BenchOptions {
   bool profile = false;
   bool json = false;
 };
-
-double Percentile(std::vector<double> sorted, double p) {
-  size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(i, sorted.size() - 1)];
-}
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -59,16 +54,11 @@ int Bench(const BenchOptions& options) {
   if (!plan.ok()) return ReportAndExitCode(plan.status());
   double compile_ms = MillisSince(start);
 
-  std::vector<double> times;
-  for (int i = 0; i < options.warmup + options.iters; ++i) {
-    start = std::chrono::steady_clock::now();
-    auto out = (*session)->Run(*inputs);
-    double ms = MillisSince(start);
-    if (!out.ok()) return ReportAndExitCode(out.status());
-    if (i >= options.warmup) times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  double median = Percentile(times, 0.5), p90 = Percentile(times, 0.9), min = times.front();
+  auto stats = runtime::MeasureLatency(
+      **session, *inputs,
+      runtime::LatencyOptions{.warmup = options.warmup, .iters = options.iters});
+  if (!stats.ok()) return ReportAndExitCode(stats.status());
+  double median = stats->median_ms, p90 = stats->p90_ms, min = stats->min_ms;
   bool emulated_fp8 = false;
   for (const ir::Value* v : (*session)->graph().initializers()) {
     DataType t = v->dtype();

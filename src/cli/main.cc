@@ -1,5 +1,7 @@
 // The qtune command-line tool: one binary, one subcommand per job.
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
 #include <string>
 
 #include "cli/commands.h"
@@ -33,6 +35,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
+  } catch (const std::exception& e) {
+    // Errors are Status values; an exception reaching here is a bug, reported, not a crash.
+    std::fprintf(stderr, "qtune: error: internal error: %s\n", e.what());
+    return kExitFailure;
+  } catch (...) {
+    std::fprintf(stderr, "qtune: error: internal error: unknown exception\n");
+    return kExitFailure;
   }
   return exit_code;
 }

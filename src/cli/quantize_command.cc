@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/output_paths.h"
 #include "ir/onnx_io.h"
 #include "quant/quantize_model.h"
 #include "quant/recipe.h"
@@ -49,6 +50,13 @@ int Quantize(const QuantizeCliOptions& cli) {
   if (!cli.report_only && cli.output_path.empty()) {
     std::fprintf(stderr, "qtune: error: quantize needs -o OUT.onnx (or --report)\n");
     return kExitUsage;
+  }
+  if (!cli.report_only) {
+    std::vector<std::string> inputs = {cli.model_path, cli.recipe};
+    for (const std::string& c : cli.calib) inputs.push_back(InputArgPath(c));
+    if (int code = CheckOutputIsNotAnInput("-o", cli.output_path, inputs); code != kExitOk) {
+      return code;
+    }
   }
   quant::QuantizeModelOptions options;
   options.recipe = cli.recipe;
@@ -102,6 +110,12 @@ int Quantize(const QuantizeCliOptions& cli) {
     if (!cli.report_only) std::printf("wrote %s\n", cli.output_path.c_str());
   }
   if (cli.random_calibration) std::fputs(kRandomWarning, stderr);
+  if (result->fallback.has_value() && !result->fallback->non_finite_output.empty()) {
+    std::fprintf(stderr,
+                 "qtune: warning: the quantized model's '%s' is NaN or inf on the calibration "
+                 "samples (scored -inf dB SQNR)\n",
+                 result->fallback->non_finite_output.c_str());
+  }
   if (result->fallback.has_value() && !result->fallback->reached) {
     std::fprintf(stderr,
                  "qtune: error: the accuracy fallback did not reach %.1f dB (best %.1f dB with %zu "

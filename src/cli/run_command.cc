@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/output_paths.h"
 #include "cli/tensor_args.h"
 #include "core/npz.h"
 #include "core/shape.h"
@@ -42,6 +43,11 @@ nlohmann::json DescribeOutput(const std::string& name, const Tensor& t) {
 }
 
 int RunModel(const RunOptions& options) {
+  std::vector<std::string> input_paths = {options.model_path};
+  for (const std::string& arg : options.inputs) input_paths.push_back(InputArgPath(arg));
+  if (int code = CheckOutputIsNotAnInput("-o", options.output_path, input_paths); code != kExitOk) {
+    return code;
+  }
   auto graph = ir::LoadModel(options.model_path);
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   auto inputs = LoadInputs(options.inputs);

@@ -25,6 +25,43 @@ std::string NodeWhat(const onnx::NodeProto& node, const std::string& name) {
   return "node " + Quote(name) + " (" + node.op_type() + ")";
 }
 
+// The domain of qtune's own fused operators (runtime/fusion/fused_ops.h). Only the compiler
+// creates them, with invariants a model file cannot be trusted to keep; a file that uses
+// them is refused.
+constexpr char kInternalDomain[] = "qtune";
+
+// The first node in `graph` or its subgraphs (If/Loop/Scan bodies) in qtune's internal
+// domain, or null. `where` receives the path of subgraph-owning nodes above it.
+const onnx::NodeProto* FindInternalOp(const onnx::GraphProto& graph, std::string& where) {
+  for (const onnx::NodeProto& n : graph.node()) {
+    if (n.domain() == kInternalDomain) return &n;
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (a.has_g()) bodies.push_back(&a.g());
+      for (const onnx::GraphProto& g : a.graphs()) bodies.push_back(&g);
+      for (const onnx::GraphProto* body : bodies) {
+        if (const onnx::NodeProto* found = FindInternalOp(*body, where)) {
+          where = "in a subgraph of node " + Quote(n.name()) + " (" + n.op_type() + ") " + where;
+          return found;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+Status RefuseInternalOps(const onnx::GraphProto& graph) {
+  std::string where;
+  const onnx::NodeProto* n = FindInternalOp(graph, where);
+  if (n == nullptr) return Status::Ok();
+  std::string name = n->name().empty() ? "(unnamed)" : Quote(n->name());
+  if (!where.empty()) name += " " + where;
+  return InvalidArgumentError("node " + name + " (" + n->op_type() +
+                              ") is in domain 'qtune', which is reserved for qtune's internal "
+                              "fused operators and cannot come from a model file; export the "
+                              "model with standard ONNX operators");
+}
+
 // Assigns every node a unique, non-empty name: unnamed nodes get "<op_type>_<index>", later
 // duplicates of a name get "_1", "_2", ... Original names are never taken by generated ones.
 std::vector<std::string> AssignNodeNames(const onnx::GraphProto& graph) {
@@ -226,6 +263,7 @@ StatusOr<std::unique_ptr<Graph>> BuildGraph(const onnx::ModelProto& model,
   RETURN_IF_ERROR(ReadModelInfo(model, graph->info()));
   TensorReader reader(options.external_data_dir, options.max_total_tensor_bytes);
   const onnx::GraphProto& proto = model.graph();
+  RETURN_IF_ERROR(RefuseInternalOps(proto));
   RETURN_IF_ERROR(AddInputsAndInitializers(proto, reader, *graph));
   RETURN_IF_ERROR(AddNodes(proto, reader, *graph));
   RETURN_IF_ERROR(AddOutputsAndValueInfo(proto, *graph));

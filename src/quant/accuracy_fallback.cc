@@ -11,130 +11,39 @@
 
 #include "core/logging.h"
 #include "core/progress.h"
+#include "quant/output_sqnr.h"
 #include "runtime/session.h"
 
 namespace qtune::quant {
 namespace {
 
-using Outputs = std::vector<runtime::NamedTensors>;  // one entry per run of a sample batch
-
-// The measured samples, cut into the batches the model accepts.
-struct SampleBatches {
-  std::vector<runtime::NamedTensors> batches;
-  int64_t samples = 0;
-};
-
-StatusOr<SampleBatches> LoadSamples(const ir::Graph& graph, CalibrationSource& source,
-                                    int64_t max_samples) {
-  SampleBatches out;
-  const std::optional<int64_t> fixed = FixedBatchSize(graph);
-  // At least one batch of a fixed batch size, whatever max_samples says.
-  int64_t total =
-      std::min(source.num_samples(), std::max<int64_t>({max_samples, fixed.value_or(1), 1}));
-  const int64_t batch = fixed.value_or(total);
-  total = total / batch * batch;
-  if (total <= 0) {
-    return InvalidArgumentError(fmt::format(
-        "accuracy fallback: {} gives no full batch of {} samples", source.Describe(), batch));
-  }
-  for (int64_t first = 0; first < total; first += batch) {
-    ASSIGN_OR_RETURN(auto tensors, source.Batch(first, batch));
-    runtime::NamedTensors inputs;
-    for (auto& [name, tensor] : tensors) inputs.emplace_back(name, tensor.Clone());
-    out.batches.push_back(std::move(inputs));
-  }
-  out.samples = total;
-  return out;
-}
-
-// The tensors compared: every float32 graph output, or, for an output computed by Sigmoid
-// or Softmax, that op's input (the logits): a saturated probability near 0 or 1 turns
-// tiny logit changes into huge relative errors, or hides large ones.
-std::vector<std::string> MeasuredValues(const ir::Graph& graph) {
-  std::vector<std::string> names;
-  for (const ir::Value* output : graph.outputs()) {
-    if (output->dtype() != DataType::kFloat32 && output->dtype() != DataType::kUndefined) continue;
-    const ir::Node* producer = output->producer();
-    const bool saturating = producer != nullptr && producer->num_inputs() == 1 &&
-                            (producer->op_type() == "Sigmoid" || producer->op_type() == "Softmax");
-    names.push_back(saturating ? producer->input(0)->name() : output->name());
-  }
-  return names;
-}
-
-// Runs `graph` on every batch; returns the `names` tensors, per batch, in `names` order.
-StatusOr<Outputs> RunGraph(const ir::Graph& graph, const std::vector<std::string>& names,
-                           const SampleBatches& samples, int threads) {
-  std::unique_ptr<ir::Graph> clone = graph.Clone();
-  for (const std::string& name : names) {
-    ir::Value* value = clone->FindValue(name);
-    if (value == nullptr) return InternalError("accuracy fallback: lost the value '" + name + "'");
-    if (!value->is_graph_output()) RETURN_IF_ERROR(clone->AddOutput(value));
-  }
-  runtime::SessionOptions session_options;
-  session_options.threads = threads;
-  ASSIGN_OR_RETURN(auto session, runtime::Session::Create(*clone, session_options));
-  Outputs outputs;
-  for (const auto& inputs : samples.batches) {
-    ASSIGN_OR_RETURN(auto result, session->Run(inputs));
-    runtime::NamedTensors picked;
-    for (const std::string& name : names) {
-      auto it = std::find_if(result.begin(), result.end(),
-                             [&](const auto& named) { return named.first == name; });
-      if (it == result.end()) return InternalError("accuracy fallback: no output '" + name + "'");
-      picked.push_back(std::move(*it));
-    }
-    outputs.push_back(std::move(picked));
-  }
-  return outputs;
-}
-
-// Minimum over the float32 tensors of 10 log10(signal / noise), summed over all batches.
-// Identical tensors give +inf.
-double OutputSqnrDb(const Outputs& reference, const Outputs& measured) {
-  double worst = std::numeric_limits<double>::infinity();
-  for (size_t o = 0; o < reference.front().size(); ++o) {
-    if (reference.front()[o].second.dtype() != DataType::kFloat32) continue;
-    double signal = 0, noise = 0;
-    for (size_t b = 0; b < reference.size(); ++b) {
-      auto ref = reference[b][o].second.span<float>();
-      auto got = measured[b][o].second.span<float>();
-      for (size_t i = 0; i < ref.size(); ++i) {
-        const double d = static_cast<double>(ref[i]) - got[i];
-        signal += static_cast<double>(ref[i]) * ref[i];
-        noise += d * d;
-      }
-    }
-    if (noise > 0) worst = std::min(worst, 10.0 * std::log10(std::max(signal, 1e-30) / noise));
-  }
-  return worst;
-}
-
-// Measures `plan` exported on `float_graph` against the reference outputs.
+// Measures `plan` exported on `float_graph` against the float model's outputs.
 class PlanMeter {
  public:
-  PlanMeter(const ir::Graph& float_graph, std::vector<std::string> names, SampleBatches samples,
-            Outputs reference, int threads)
-      : float_graph_(float_graph),
-        names_(std::move(names)),
-        samples_(std::move(samples)),
-        reference_(std::move(reference)),
-        threads_(threads) {}
+  PlanMeter(const ir::Graph& float_graph, const OutputComparer& comparer)
+      : float_graph_(float_graph), comparer_(comparer) {}
 
   StatusOr<double> SqnrDb(const QuantPlan& plan) const {
     std::unique_ptr<ir::Graph> graph = float_graph_.Clone();
     ExportOptions export_options;
     RETURN_IF_ERROR(ExportQdq(*graph, plan, export_options).status());
-    ASSIGN_OR_RETURN(Outputs outputs, RunGraph(*graph, names_, samples_, threads_));
-    return OutputSqnrDb(reference_, outputs);
+    ASSIGN_OR_RETURN(OutputSqnr sqnr, comparer_.Compare(*graph));
+    if (!sqnr.non_finite_output.empty()) {
+      QTUNE_LOG_WARNING(
+          "accuracy fallback: the quantized model's '{}' is NaN or inf on the calibration "
+          "samples; scored -inf dB (never reaches the target)",
+          sqnr.non_finite_output);
+    }
+    last_non_finite_ = sqnr.non_finite_output;
+    return sqnr.db;
   }
+  // The NaN/inf tensor of the last SqnrDb call, or empty.
+  const std::string& last_non_finite() const { return last_non_finite_; }
 
  private:
   const ir::Graph& float_graph_;
-  std::vector<std::string> names_;
-  SampleBatches samples_;
-  Outputs reference_;
-  int threads_;
+  const OutputComparer& comparer_;
+  mutable std::string last_non_finite_;
 };
 
 // `plan` with only `node`'s inputs quantized.
@@ -172,23 +81,31 @@ void KeepLayersInFloat(QuantPlan& plan, const std::vector<std::string>& nodes,
 StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, QuantPlan& plan,
                                                  CalibrationSource& source,
                                                  const FallbackOptions& options) {
+  // The search indexes the sensitivity list with max_float_fraction: outside [0, 1] it would
+  // run past it.
+  if (!(options.max_float_fraction >= 0.0 && options.max_float_fraction <= 1.0)) {
+    return InvalidArgumentError(
+        fmt::format("accuracy fallback: max_float_fraction must be in [0, 1], not {}",
+                    options.max_float_fraction));
+  }
+  if (std::isnan(options.min_sqnr_db)) {
+    return InvalidArgumentError("accuracy fallback: the target SQNR (min_sqnr_db) is NaN");
+  }
+  if (options.max_samples < 1 || options.threads < 1) {
+    return InvalidArgumentError(
+        fmt::format("accuracy fallback: max_samples ({}) and threads ({}) must be at least 1",
+                    options.max_samples, options.threads));
+  }
   FallbackReport report;
   report.target_db = options.min_sqnr_db;
-  ASSIGN_OR_RETURN(SampleBatches samples, LoadSamples(float_graph, source, options.max_samples));
-  report.samples = samples.samples;
-  std::vector<std::string> names = MeasuredValues(float_graph);
-  report.measured = names;
-  ASSIGN_OR_RETURN(Outputs reference, RunGraph(float_graph, names, samples, options.threads));
-  bool any_float = false;
-  for (const auto& [name, tensor] : reference.front())
-    any_float = any_float || tensor.dtype() == DataType::kFloat32;
-  if (!any_float) {
-    return InvalidArgumentError("accuracy fallback: the model has no float32 output to measure");
-  }
-  PlanMeter meter(float_graph, std::move(names), std::move(samples), std::move(reference),
-                  options.threads);
+  ASSIGN_OR_RETURN(auto comparer,
+                   OutputComparer::Create(float_graph, source, options.max_samples, options.threads));
+  report.samples = comparer->samples();
+  report.measured = comparer->measured();
+  PlanMeter meter(float_graph, *comparer);
 
   ASSIGN_OR_RETURN(report.sqnr_before_db, meter.SqnrDb(plan));
+  report.non_finite_output = meter.last_non_finite();
   report.sqnr_after_db = report.sqnr_before_db;
   report.reached = report.sqnr_before_db >= options.min_sqnr_db;
   QTUNE_LOG_INFO("accuracy fallback: output SQNR {:.1f} dB on {} samples, target {:.1f} dB",

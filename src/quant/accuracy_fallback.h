@@ -20,7 +20,9 @@
 //
 // Compared: every float32 graph output, or, for one computed by Sigmoid or Softmax, that
 // op's input (the logits). SQNR of one tensor = 10 log10(sum ref^2 / sum (ref - q)^2) over
-// all samples; the model's SQNR is the minimum over the compared tensors.
+// all samples; the model's SQNR is the minimum over the compared tensors; a quantized tensor
+// with NaN or inf scores -inf (output_sqnr.h). Options out of range (max_float_fraction
+// outside [0, 1], a NaN target, no samples or threads) are InvalidArgument.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +63,9 @@ struct FallbackReport {
   std::vector<LayerSensitivity> sensitivity;  // most sensitive first; empty when the plan
                                               // already reached the target
   std::vector<std::string> fallen_back;       // nodes now in float, most sensitive first
+  // A quantized output that was NaN or inf with the plan as calibrated (it scored -inf dB:
+  // NaN never counts as reaching the target); empty when none.
+  std::string non_finite_output;
 };
 
 // `float_graph` is the graph the plan was made for (QuantizeModelResult::float_graph);

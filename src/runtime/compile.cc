@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
+#include <string>
 #include <unordered_map>
 
+#include "core/shape.h"
 #include "runtime/fusion/fusion_pipeline.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/plan/memory_planner.h"
@@ -12,10 +15,23 @@
 namespace qtune::runtime {
 namespace {
 
-// [N,C,H,W] orders its bytes the same in kPlain and kNhwc when H*W == 1 or C == 1.
+// [N,C,H,W] orders its bytes the same in kPlain and kNhwc when H*W == 1 or C == 1, and
+// trivially when it is empty (no reorder step, which would be a zero-size primitive).
 bool SameBytesInBothLayouts(const std::vector<int64_t>& sizes) {
-  return sizes.size() == 4 && (sizes[1] == 1 || sizes[2] * sizes[3] == 1);
+  return sizes.size() == 4 &&
+         (sizes[1] == 1 || sizes[2] * sizes[3] == 1 || NumElements(sizes) == 0);
 }
+
+// The step of a node whose outputs are all empty (a batch of 0, ...): there is nothing to
+// compute, so no kernel is created at all. Kernels and oneDNN primitives are not required
+// to handle zero sizes (some divide by them: SIGFPE on `qtune run` with a batch of 0).
+class EmptyOutputsKernel final : public Kernel {
+ public:
+  std::string Describe() const override { return "empty (every output has 0 elements)"; }
+  Status Run(std::span<const Tensor>, std::span<Tensor>) override { return Status::Ok(); }
+};
+
+bool IsEmpty(const ValueInfo* info) { return info != nullptr && NumElements(info->sizes) == 0; }
 
 // Builds the plan step by step; owns the bookkeeping that maps graph values (and their
 // reordered copies) to plan value ids.
@@ -105,7 +121,19 @@ class PlanBuilder {
       request.outputs.push_back(out ? &infos_.at(out) : nullptr);
     }
     std::optional<KernelChoice> choice;
-    if (options_.use_onednn) {
+    const bool any_output = std::any_of(request.outputs.begin(), request.outputs.end(),
+                                        [](const ValueInfo* o) { return o != nullptr; });
+    const bool all_outputs_empty =
+        any_output && std::all_of(request.outputs.begin(), request.outputs.end(),
+                                  [](const ValueInfo* o) { return o == nullptr || IsEmpty(o); });
+    // Empty inputs with non-empty outputs (a Concat part, a reduction over 0 elements):
+    // only the reference tier, which handles every size, not zero-size oneDNN primitives.
+    const bool any_input_empty = std::any_of(request.inputs.begin(), request.inputs.end(), IsEmpty);
+    if (all_outputs_empty) {
+      choice = KernelChoice{std::make_unique<EmptyOutputsKernel>(), request.input_layouts,
+                            std::vector<Layout>(node.num_outputs(), Layout::kPlain), -1};
+    }
+    if (!choice && options_.use_onednn && !any_input_empty) {
       for (KernelFactory factory :
            {&CreateOnednnQConvKernel, &CreateOnednnQDeconvKernel, &CreateOnednnQMatMulKernel,
             &CreateQuantElementwiseKernel, &CreateQuantLookupKernel, &CreateOnednnConvKernel,

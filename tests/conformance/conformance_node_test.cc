@@ -5,6 +5,9 @@
 //                op, data type or attribute value qtune does not handle);
 //   FAIL         anything else: wrong values, wrong sizes, any other error.
 // Every FAIL must be listed in expected_failures.cc, and every listed test must fail.
+// Every test in passing_node_tests.txt must PASS (UNSUPPORTED there is a regression: a
+// kernel or loader that stopped handling something); tests that pass but are not listed
+// are printed with the command that records them (QTUNE_CONFORMANCE_UPDATE_PASSING=1).
 //
 // qtune compiles for fixed sizes, so a test whose Reshape shape, Slice starts, TopK k...
 // arrive as graph inputs is UNSUPPORTED. Such a test is run again with those inputs bound
@@ -12,7 +15,9 @@
 // failure), so the kernels behind those ops are still checked.
 //
 // Environment: QTUNE_CONFORMANCE_FILTER=<substring> runs only matching tests;
-// QTUNE_CONFORMANCE_VERBOSE=1 prints every test's outcome and detail.
+// QTUNE_CONFORMANCE_VERBOSE=1 prints every test's outcome and detail;
+// QTUNE_CONFORMANCE_UPDATE_PASSING=1 rewrites passing_node_tests.txt from this run (the
+// whole suite only; a listed test that regressed still fails the run).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -20,19 +25,24 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "conformance/expected_failures.h"
 #include "conformance/node_test_case.h"
+#include "conformance/passing_list.h"
 #include "conformance/tensor_compare.h"
 #include "ir/onnx_io.h"
 #include "runtime/reference/registry.h"
 #include "runtime/session.h"
+#include "util/missing_dependency.h"
 
 namespace qtune::conformance {
 namespace {
 
 constexpr const char* kNodeTestRoot = "/usr/share/libonnx-testdata/data/node";
+const std::string kPassingListPath =
+    std::string(QTUNE_SOURCE_DIR) + "/tests/conformance/passing_node_tests.txt";
 
 enum class Verdict { kPass, kUnsupported, kFail };
 
@@ -156,6 +166,38 @@ std::string GroupOf(const std::string& dir) {
   return "(unreadable model)";
 }
 
+// Fails for each listed test that ran and did not pass; prints (or, with `update`, records)
+// the tests that pass but are not listed.
+void CheckPassingList(const std::set<std::string>& listed,
+                      const std::map<std::string, std::optional<std::string>>& results,
+                      bool filtered, bool update) {
+  PassingListReport report = ComparePassingList(listed, results, filtered);
+  for (const std::string& regressed : report.regressed) {
+    ADD_FAILURE() << "listed in passing_node_tests.txt but no longer passes: " << regressed;
+  }
+  for (const std::string& name : report.not_run) {
+    ADD_FAILURE() << name << " is listed in passing_node_tests.txt but not installed";
+  }
+  if (update) {
+    ASSERT_FALSE(filtered) << "QTUNE_CONFORMANCE_UPDATE_PASSING=1 needs the whole suite: "
+                              "unset QTUNE_CONFORMANCE_FILTER";
+    std::set<std::string> passing;
+    for (const auto& [name, failure] : results) {
+      if (!failure.has_value()) passing.insert(name);
+    }
+    Status written = WritePassingList(kPassingListPath, passing);
+    ASSERT_TRUE(written.ok()) << written.ToString();
+    std::cout << "wrote " << passing.size() << " passing tests to " << kPassingListPath << "\n";
+  } else if (!report.newly_passing.empty()) {
+    std::cout << report.newly_passing.size()
+              << " tests pass that passing_node_tests.txt does not list:";
+    for (const std::string& name : report.newly_passing) std::cout << " " << name;
+    std::cout << "\nrecord them: QTUNE_CONFORMANCE_UPDATE_PASSING=1 "
+              << "<build>/tests/conformance/conformance_node_test, then commit "
+              << "tests/conformance/passing_node_tests.txt\n";
+  }
+}
+
 const char* EnvOr(const char* name, const char* fallback) {
   const char* value = std::getenv(name);
   return value != nullptr ? value : fallback;
@@ -163,8 +205,11 @@ const char* EnvOr(const char* name, const char* fallback) {
 
 TEST(ConformanceNodeTest, AllNodeTestsPassOrAreKnown) {
   if (!std::filesystem::is_directory(kNodeTestRoot)) {
-    GTEST_SKIP() << kNodeTestRoot << " is missing (install libonnx-testdata)";
+    QTUNE_SKIP_OR_FAIL_IN_CI() << kNodeTestRoot << " is missing (install libonnx-testdata)";
   }
+  auto listed_passing = ReadPassingList(kPassingListPath);
+  ASSERT_TRUE(listed_passing.ok()) << listed_passing.status().ToString();
+  const bool update_passing = std::string(EnvOr("QTUNE_CONFORMANCE_UPDATE_PASSING", "0")) == "1";
   const std::string filter = EnvOr("QTUNE_CONFORMANCE_FILTER", "");
   const bool verbose = std::string(EnvOr("QTUNE_CONFORMANCE_VERBOSE", "0")) == "1";
   const auto& expected = ExpectedFailures();
@@ -172,6 +217,7 @@ TEST(ConformanceNodeTest, AllNodeTestsPassOrAreKnown) {
   int passed = 0, unsupported = 0, known_failures = 0, total = 0, constant_passes = 0;
   std::map<std::string, std::vector<std::string>> unsupported_by_op;
   std::set<std::string> ran;
+  std::map<std::string, std::optional<std::string>> results;  // nullopt: passed
   std::vector<std::pair<double, std::string>> slow;
   for (const std::string& dir : ListNodeTests(kNodeTestRoot)) {
     const std::string name = std::filesystem::path(dir).filename();
@@ -180,6 +226,8 @@ TEST(ConformanceNodeTest, AllNodeTestsPassOrAreKnown) {
     ++total;
     auto start = std::chrono::steady_clock::now();
     Outcome outcome = RunNodeTest(dir);
+    results[name] = outcome.verdict == Verdict::kPass ? std::nullopt
+                                                      : std::optional<std::string>(outcome.detail);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (seconds > 0.5) slow.emplace_back(seconds, name);
@@ -217,6 +265,8 @@ TEST(ConformanceNodeTest, AllNodeTestsPassOrAreKnown) {
           << name << " is listed in expected_failures.cc but not installed";
     }
   }
+
+  CheckPassingList(*listed_passing, results, !filter.empty(), update_passing);
 
   std::cout << "unsupported tests by op (* = passes with its inputs bound as constants; "
             << constant_passes << " tests):\n";

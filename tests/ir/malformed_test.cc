@@ -68,6 +68,39 @@ TEST(MalformedTest, InputWithoutProducer) {
   ExpectError(m, StatusCode::kInvalidArgument, "'ghost'");
 }
 
+// Domain "qtune" holds the engine's fused ops; only its compiler may create them.
+TEST(MalformedTest, InternalQtuneDomainOpIsRefusedNamingTheNode) {
+  onnx::ModelProto m = MakeReluModel();
+  auto* opset = m.add_opset_import();
+  opset->set_domain("qtune");
+  opset->set_version(1);
+  onnx::NodeProto* n = AddNode(m.mutable_graph(), "QConv", {"x"}, {"z"}, "smuggled");
+  n->set_domain("qtune");
+  AddOutput(m.mutable_graph(), "z");
+  ExpectError(m, StatusCode::kInvalidArgument, "'smuggled'");
+  ExpectError(m, StatusCode::kInvalidArgument, "domain 'qtune'");
+}
+
+TEST(MalformedTest, InternalQtuneDomainOpInASubgraphIsRefused) {
+  onnx::ModelProto m = MakeModel();
+  AddInput(m.mutable_graph(), "cond", {}, /*elem_type=*/9);
+  AddInput(m.mutable_graph(), "x", {1});
+  onnx::NodeProto* branch_if = AddNode(m.mutable_graph(), "If", {"cond"}, {"y"}, "branch");
+  for (const char* which : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* a = branch_if->add_attribute();
+    a->set_name(which);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* body = a->mutable_g();
+    body->set_name(which);
+    onnx::NodeProto* inner = AddNode(body, "FusedMatMul", {"x"}, {"inner_y"}, "hidden");
+    inner->set_domain("qtune");
+    AddOutput(body, "inner_y");
+  }
+  AddOutput(m.mutable_graph(), "y");
+  ExpectError(m, StatusCode::kInvalidArgument, "'hidden'");
+  ExpectError(m, StatusCode::kInvalidArgument, "'branch'");
+}
+
 TEST(MalformedTest, TwoNodesWriteTheSameOutput) {
   onnx::ModelProto m = MakeReluModel();
   AddNode(m.mutable_graph(), "Neg", {"x"}, {"y"}, "neg");

@@ -142,6 +142,33 @@ TEST(AccuracyFallbackTest, MetTargetChangesNothing) {
   EXPECT_EQ(q.plan.quantized_nodes, before);
 }
 
+// Through the library API (the CLI and recipes check the range themselves): a fraction
+// above 1 once let the search index past the sensitivity list.
+TEST(AccuracyFallbackTest, MaxFloatFractionOutsideZeroToOneIsInvalidArgument) {
+  QuantizeModelResult q = QuantizedFmnist();
+  auto source = Calibration(*q.float_graph);
+  ASSERT_TRUE(source.ok());
+  for (double fraction : {1.5, -0.25, std::nan("")}) {
+    FallbackOptions options = Options(300.0);
+    options.max_float_fraction = fraction;
+    const QuantPlan before = q.plan;
+    auto report = FallBackSensitiveLayers(*q.float_graph, q.plan, **source, options);
+    ASSERT_FALSE(report.ok()) << fraction;
+    EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(report.status().message().find("max_float_fraction"), std::string::npos);
+    EXPECT_EQ(q.plan.quantized_nodes, before.quantized_nodes);
+  }
+}
+
+TEST(AccuracyFallbackTest, NanTargetIsInvalidArgument) {
+  QuantizeModelResult q = QuantizedFmnist();
+  auto source = Calibration(*q.float_graph);
+  ASSERT_TRUE(source.ok());
+  auto report = FallBackSensitiveLayers(*q.float_graph, q.plan, **source, Options(std::nan("")));
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(AccuracyFallbackTest, KeepLayersInFloatDisablesSitesOnlyWhenAllTheirConsumersFallBack) {
   QuantPlan plan;
   plan.quantized_nodes = {"a", "b", "c"};

@@ -12,6 +12,7 @@
 #include "export_test_util.h"
 #include "ir/builder.h"
 #include "ir/verify.h"
+#include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 
 namespace qtune::quant {
@@ -93,7 +94,7 @@ void CheckRun(const ModelRun& run, double min_agreement, float steps = 1.0f) {
   EXPECT_GE(agreement, min_agreement);
   EXPECT_GT(qtune::testing::MaxAbsDiff(run.qtune, run.fp32), 0.0) << "export changed nothing";
   if (!run.ort_ran) {
-    GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
   }
   double diff = qtune::testing::MaxAbsDiff(run.qtune, run.ort);
   EXPECT_LE(qtune::testing::RelativeL2(run.qtune, run.ort), 0.01);

@@ -1,30 +1,34 @@
 // Placement on real models after the default pass pipeline: residual Adds found on the
-// ResNets, and the PP-OCR models place without error.
+// ResNets (ResNet-18 built in C++, util/test_models.h), and the PP-OCR models place
+// without error.
 #include <gtest/gtest.h>
-
-#include <filesystem>
 
 #include "ir/onnx_io.h"
 #include "passes/pipeline.h"
 #include "placement_test_util.h"
 #include "quant/residual.h"
 #include "runtime/reference/registry.h"
+#include "util/test_models.h"
 
 namespace qtune::quant {
 namespace {
 
 using namespace testing;  // NOLINT
 
-std::unique_ptr<ir::Graph> LoadPipelined(const std::string& path) {
-  auto loaded = ir::LoadModel(path);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  if (!loaded.ok()) return nullptr;
-  std::unique_ptr<ir::Graph> graph = std::move(loaded).value();
+// `graph` after the default pass pipeline; null (and a test failure) if the pipeline fails.
+std::unique_ptr<ir::Graph> Pipelined(std::unique_ptr<ir::Graph> graph) {
   passes::PassOptions options;
   options.evaluator = runtime::EvaluateNode;
   auto report = passes::RunPipeline(*graph, options);
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   return report.ok() ? std::move(graph) : nullptr;
+}
+
+std::unique_ptr<ir::Graph> LoadPipelined(const std::string& path) {
+  auto loaded = ir::LoadModel(path);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  if (!loaded.ok()) return nullptr;
+  return Pipelined(std::move(loaded).value());
 }
 
 int CountOps(const ir::Graph& graph, const std::string& op) {
@@ -71,9 +75,7 @@ TEST(PlacementModelsTest, FmnistResnetHasThreeResidualAdds) {
 }
 
 TEST(PlacementModelsTest, Resnet18HasEightResidualAddsThreeWithDownsample) {
-  std::string path = std::string(QTUNE_SHARED_MODELS_DIR) + "/resnet18/resnet18.onnx";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
-  auto graph = LoadPipelined(path);
+  auto graph = Pipelined(::qtune::testing::BuildTestResNet18());
   ASSERT_NE(graph, nullptr);
   std::vector<ResidualAdd> residuals = FindResidualAdds(*graph);
   ASSERT_EQ(residuals.size(), 8u);

@@ -10,6 +10,7 @@
 #include "ir/onnx_io.h"
 #include "ir/verify.h"
 #include "quant/quantize_model.h"
+#include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 
 namespace qtune::quant {
@@ -52,7 +53,9 @@ void QuantizeAndMeasure(const std::string& recipe, Target target, double points)
                 testing::Agreement(testing::Top1(*q), labels)},
                points);
 
-  if (!qtune::testing::OrtAvailable()) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+  if (!qtune::testing::OrtAvailable()) {
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
+  }
   // ORT's CPU QDQ fusion has no float8 QLinearConv: FP8 runs with basic optimizations.
   setenv("QTUNE_ORT_OPT_LEVEL", recipe.rfind("fp8", 0) == 0 ? "basic" : "all", 1);
   auto ort_fp = testing::RunOrtOn(**model, "e2e_fp32", "input", *x);

@@ -1,6 +1,6 @@
 // `qtune quantize` on the real models: PP-OCRv4 det (probability-map IoU against fp32 on
 // held-out images, in qtune and in ONNX Runtime), PP-OCR cls (int8 and fp8) and ResNet-18
-// (random weights, from ../shared/models when present). Calibration images come from
+// (random weights, built in C++: util/test_models.h). Calibration images come from
 // models/images through the documented --preprocess specs.
 //
 // The detector calibrates on five photos of models/images and is measured on the three
@@ -30,7 +30,9 @@
 #include "ir/verify.h"
 #include "quant/calibration_data.h"
 #include "quant/quantize_model.h"
+#include "util/missing_dependency.h"
 #include "util/ort_peer.h"
+#include "util/test_models.h"
 
 namespace qtune::quant {
 namespace {
@@ -69,9 +71,6 @@ const char kImageNetPreprocess[] =
 
 std::string ModelPath(const std::string& relative) {
   return std::string(QTUNE_MODELS_DIR) + "/" + relative;
-}
-std::string ResNet18Path() {
-  return std::string(QTUNE_SHARED_MODELS_DIR) + "/resnet18/resnet18.onnx";
 }
 
 // A temporary folder of symlinks to some of models/images; removed on destruction.
@@ -296,7 +295,7 @@ TEST(QuantizeModelsTest, DetInt8KeepsProbabilityMapIoUOnHeldOutImages) {
     }
   };
   check("qtune", r->qtune);
-  if (!with_ort) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+  if (!with_ort) QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
   check("onnxruntime", r->ort);
   PrintAgreement("ppocrv4_det int8", r->agreement);
   ExpectAgreementBound("ppocrv4_det", r->agreement);
@@ -323,7 +322,7 @@ TEST(QuantizeModelsTest, DetInt8WithAccuracyFallbackReachesIoU095OnHeldOutImages
   // The output is a Sigmoid: its input (the logits) is what the fallback compares.
   EXPECT_EQ(f.measured, std::vector<std::string>{"p2o.Add.281"});
   for (size_t i = 0; i < r->qtune.size(); ++i) EXPECT_GE(r->qtune[i], 0.95) << kDetHeldOutImages[i];
-  if (!with_ort) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+  if (!with_ort) QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
   for (size_t i = 0; i < r->ort.size(); ++i) EXPECT_GE(r->ort[i], 0.95) << kDetHeldOutImages[i];
   ExpectAgreementBound("ppocrv4_det with fallback", r->agreement);
 }
@@ -390,7 +389,9 @@ StatusOr<ClassifierRun> RunClassifier(const ClassifierCase& c) {
 
 // max_steps: also bound max |qtune - ORT| in int8 steps of the output range (0: not).
 void ExpectEnginesAgree(const ClassifierCase& c, double max_steps) {
-  if (!qtune::testing::OrtAvailable()) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+  if (!qtune::testing::OrtAvailable()) {
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
+  }
   auto run = RunClassifier(c);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EngineAgreement a = CompareEngines(run->qtune_fp, run->ort_fp, run->qtune_q, run->ort_q);
@@ -419,8 +420,8 @@ TEST(QuantizeModelsTest, ClsFp8RunsInOnnxRuntimeLikeInQtune) {
 }
 
 TEST(QuantizeModelsTest, ResNet18Int8RunsInOnnxRuntimeLikeInQtune) {
-  if (!fs::exists(ResNet18Path())) GTEST_SKIP() << ResNet18Path() << " is not there";
-  ExpectEnginesAgree({"resnet18", ResNet18Path(), "input", kImageNetPreprocess, {}}, 3.0);
+  ExpectEnginesAgree({"resnet18", qtune::testing::ResNet18File(), "input", kImageNetPreprocess, {}},
+                     3.0);
 }
 
 }  // namespace

@@ -1,15 +1,16 @@
 // Whole models through qtune's engine against ONNX Runtime (the external oracle) and
-// against qtune's own reference tier, on the bundled real models (and ResNet-18 from
-// ../shared/models when it is there).
+// against qtune's own reference tier, on the bundled real models and ResNet-18 (built in
+// C++ with random weights, util/test_models.h).
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <random>
 
 #include "core/npy.h"
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
+#include "util/missing_dependency.h"
 #include "util/ort_peer.h"
+#include "util/test_models.h"
 
 namespace qtune::runtime {
 namespace {
@@ -35,10 +36,7 @@ std::vector<ModelCase> Cases() {
       {"ppocr_cls", m + "/ppocr/ppocr_cls.onnx", "x", {2, 3, 48, 192}},
       {"ppocrv4_det", m + "/ppocr/ppocrv4_det.onnx", "x", {1, 3, 96, 128}, InputKind::kTextPage},
   };
-  std::string resnet = std::string(QTUNE_SHARED_MODELS_DIR) + "/resnet18/resnet18.onnx";
-  if (std::filesystem::exists(resnet)) {
-    cases.push_back({"resnet18", resnet, "input", {1, 3, 224, 224}});
-  }
+  cases.push_back({"resnet18", "", "input", {1, 3, 224, 224}});  // path: ResNet18File()
   return cases;
 }
 
@@ -71,15 +69,18 @@ class EngineModelsTest : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(EngineModelsTest, OutputsMatchOnnxRuntimeAndReference) {
   const ModelCase& c = GetParam();
-  if (!testing::OrtAvailable()) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
-  auto graph = ir::LoadModel(c.path);
+  if (!testing::OrtAvailable()) {
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
+  }
+  const std::string& path = c.path.empty() ? testing::ResNet18File() : c.path;
+  auto graph = ir::LoadModel(path);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   Tensor x = c.kind == InputKind::kTextPage ? TextPageInput(c.sizes) : RandomInput(c.sizes, 7);
   NamedTensors inputs = {{c.input, x}};
   std::vector<std::string> output_names;
   for (const ir::Value* v : (*graph)->outputs()) output_names.push_back(v->name());
 
-  auto ort = testing::RunOrt(c.path, inputs, output_names);
+  auto ort = testing::RunOrt(path, inputs, output_names);
   ASSERT_TRUE(ort.ok()) << ort.status().ToString();
   struct Config {
     bool use_onednn, optimize;

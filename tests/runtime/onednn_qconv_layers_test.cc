@@ -1,5 +1,6 @@
 // The oneDNN int8 QConv kernel on real layers (resnet18's first convolution and a 3x3
-// 64->64 at 56x56 with a residual Sum, weights from /work/shared/models when present) and
+// 64->64 at 56x56 with a residual Sum; the ResNet-18 of util/test_models.h, He-initialized
+// random weights with its BatchNormalization folded in, as an exporter folds it) and
 // its speed against the fp32 FusedConv kernel (printed, never asserted: the machine is
 // shared).
 #include <gtest/gtest.h>
@@ -7,32 +8,42 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 #include "ir/builder.h"
 #include "ir/onnx_io.h"
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/quant_test_util.h"
+#include "util/test_models.h"
 
 namespace qtune::runtime::quant_testing {
 namespace {
 
 using namespace qlinear;
 
-const std::string kResnet = std::string(QTUNE_SHARED_MODELS_DIR) + "/resnet18/resnet18.onnx";
-
-// The weights (and bias) of the `index`-th Conv of resnet18 whose weight has `w_sizes`.
+// The weights and bias of the `index`-th Conv of resnet18 whose weight has `w_sizes`, with
+// the BatchNormalization that follows it folded in.
 struct FloatLayer {
   Tensor w, b;
   std::vector<int64_t> pads, strides;
 };
+
+// w *= gamma / sqrt(var + eps) per output channel; b = beta - mean * gamma / sqrt(var + eps).
+void FoldBatchNorm(const ir::Node& bn, FloatLayer& l) {
+  auto param = [&](int i) { return bn.input(i)->initializer().data<float>(); };
+  const float eps = bn.GetFloat("epsilon", 1e-5f);
+  const int64_t c_out = l.w.size(0), per = l.w.num_elements() / c_out;
+  l.w = l.w.Clone();
+  l.b = *Tensor::Allocate(DataType::kFloat32, {c_out});
+  for (int64_t o = 0; o < c_out; ++o) {
+    float scale = param(1)[o] / std::sqrt(param(4)[o] + eps);
+    for (int64_t i = 0; i < per; ++i) l.w.data<float>()[o * per + i] *= scale;
+    l.b.data<float>()[o] = param(2)[o] - param(3)[o] * scale;
+  }
+}
+
 std::optional<FloatLayer> FindResnetConv(const std::vector<int64_t>& w_sizes, int index) {
-  static std::unique_ptr<ir::Graph> graph = [] {
-    auto g = ir::LoadModel(kResnet);
-    return g.ok() ? *std::move(g) : nullptr;
-  }();
-  if (graph == nullptr) return std::nullopt;
+  static std::unique_ptr<ir::Graph> graph = testing::BuildTestResNet18();
   for (ir::Node* node : graph->nodes()) {
     if (node->op_type() != "Conv" || node->input(1) == nullptr ||
         !node->input(1)->is_initializer() || node->input(1)->initializer().sizes() != w_sizes) {
@@ -46,6 +57,10 @@ std::optional<FloatLayer> FindResnetConv(const std::vector<int64_t>& w_sizes, in
     }
     l.pads = node->GetInts("pads", {0, 0, 0, 0});
     l.strides = node->GetInts("strides", {1, 1});
+    const auto& uses = node->output(0)->uses();
+    if (uses.size() == 1 && uses[0].node->op_type() == "BatchNormalization") {
+      FoldBatchNorm(*uses[0].node, l);
+    }
     return l;
   }
   return std::nullopt;
@@ -131,17 +146,15 @@ void CheckRealLayer(const QCase& c) {
 }
 
 TEST(OnednnQConvLayers, Resnet18FirstConv) {
-  if (!std::filesystem::exists(kResnet)) GTEST_SKIP() << kResnet << " is absent";
   auto layer = FindResnetConv({64, 3, 7, 7}, 0);
-  ASSERT_TRUE(layer.has_value()) << "no 7x7 3->64 Conv in " << kResnet;
+  ASSERT_TRUE(layer.has_value()) << "no 7x7 3->64 Conv in resnet18";
   std::mt19937 rng(TestSeed(5301));
   CheckRealLayer(RealLayerCase(*layer, {1, 3, 224, 224}, /*residual=*/false, rng, 5301));
 }
 
 TEST(OnednnQConvLayers, Resnet18Conv3x3At56WithResidualSum) {
-  if (!std::filesystem::exists(kResnet)) GTEST_SKIP() << kResnet << " is absent";
   auto layer = FindResnetConv({64, 64, 3, 3}, 1);
-  ASSERT_TRUE(layer.has_value()) << "no second 3x3 64->64 Conv in " << kResnet;
+  ASSERT_TRUE(layer.has_value()) << "no second 3x3 64->64 Conv in resnet18";
   std::mt19937 rng(TestSeed(5302));
   CheckRealLayer(RealLayerCase(*layer, {1, 64, 56, 56}, /*residual=*/true, rng, 5302));
 }

@@ -4,7 +4,6 @@
 // QDQ graph and (b) ONNX Runtime on the same QDQ model.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <map>
 #include <random>
 
@@ -15,8 +14,10 @@
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/reference/registry.h"
 #include "runtime/session.h"
+#include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 #include "util/qdq_model.h"
+#include "util/test_models.h"
 
 namespace qtune::runtime {
 namespace {
@@ -44,7 +45,6 @@ testing::QdqStyle Style(bool u8, bool all_ops, bool int_weights = true, bool per
 std::vector<QdqCase> Cases() {
   std::string fmnist = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx";
   std::string det = std::string(QTUNE_MODELS_DIR) + "/ppocr/ppocrv4_det.onnx";
-  std::string resnet = std::string(QTUNE_SHARED_MODELS_DIR) + "/resnet18/resnet18.onnx";
   std::vector<int64_t> fm = {8, 1, 28, 28};
   std::vector<QdqCase> cases = {
       {"fmnist_ort_u8", fmnist, "input", fm, Style(true, true)},
@@ -53,10 +53,9 @@ std::vector<QdqCase> Cases() {
       {"fmnist_float_weights", fmnist, "input", fm, Style(true, true, false)},
       {"ppocrv4_det_u8", det, "x", {1, 3, 64, 96}, Style(true, true, true, false)},
   };
-  if (std::filesystem::exists(resnet)) {
-    cases.push_back({"resnet18_ort_u8", resnet, "input", {1, 3, 224, 224}, Style(true, true)});
-    cases.push_back({"resnet18_trt_s8", resnet, "input", {1, 3, 224, 224}, Style(false, false)});
-  }
+  // ResNet-18 built in C++ (util/test_models.h); its file is written on first use.
+  cases.push_back({"resnet18_ort_u8", "", "input", {1, 3, 224, 224}, Style(true, true)});
+  cases.push_back({"resnet18_trt_s8", "", "input", {1, 3, 224, 224}, Style(false, false)});
   return cases;
 }
 
@@ -84,8 +83,8 @@ class QdqModelTest : public ::testing::TestWithParam<QdqCase> {};
 
 TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
   const QdqCase& c = GetParam();
-  if (!std::filesystem::exists(c.path)) GTEST_SKIP() << c.path << " is not there";
-  std::unique_ptr<ir::Graph> model = Cleaned(c.path);
+  const std::string& path = c.path.empty() ? testing::ResNet18File() : c.path;
+  std::unique_ptr<ir::Graph> model = Cleaned(path);
   NamedTensors calib = {{c.input, RandomInput(c.sizes, 1)}};
   auto qdq = testing::BuildNaiveQdq(*model, calib, c.style);
   ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
@@ -108,6 +107,7 @@ TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
   NamedTensors ort;
   std::vector<std::string> names;
   for (const ir::Value* out : (*qdq)->outputs()) names.push_back(out->name());
+  testing::ExpectPresentInCi(testing::OrtAvailable(), "ONNX Runtime (tools/ort)");
   if (testing::OrtAvailable()) {
     std::string path = ::testing::TempDir() + "/" + c.name + "_qdq.onnx";
     ASSERT_TRUE(ir::SaveModel(**qdq, path).ok());

@@ -119,5 +119,60 @@ TEST(SessionTest, ReferenceOnlySessionMatchesTheFastOne) {
   }
 }
 
+// Size 0 (a batch of 0 from an empty .npy) once hit a division by zero (SIGFPE): every
+// step whose outputs are all empty now computes nothing, on both tiers.
+TEST(SessionTest, FmnistWithABatchOfZeroGivesAnEmptyOutput) {
+  auto graph = ir::LoadModel(FmnistPath());
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  for (bool use_onednn : {true, false}) {
+    SessionOptions options;
+    options.use_onednn = use_onednn;
+    auto session = Session::Create(**graph, options);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    for (int64_t batch : {0, 2, 0}) {
+      auto outputs = (*session)->Run({{"input", Ramp({batch, 1, 28, 28})}});
+      ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+      ASSERT_EQ(outputs->size(), 1u);
+      EXPECT_EQ((*outputs)[0].second.sizes(), (std::vector<int64_t>{batch, 10}));
+    }
+  }
+}
+
+// Empty inputs, non-empty outputs: the reference tier computes them (no zero-size oneDNN
+// primitive): Concat with an empty part, a sum over zero rows, a MatMul with K = 0.
+TEST(SessionTest, EmptyInputsWithNonEmptyOutputsAreComputed) {
+  ir::GraphBuilder b(13);
+  ir::Value* empty = b.Input("empty", DataType::kFloat32, {0, 4});
+  ir::Value* full = b.Input("full", DataType::kFloat32, {2, 4});
+  ir::Value* kzero = b.Input("kzero", DataType::kFloat32, {3, 0});
+  b.Output(b.Op("Concat", {empty, full}, {ir::Attribute::Int("axis", 0)}));
+  b.Output(b.Op("ReduceSum", {empty, b.Initializer("axes", Tensor::FromVector<int64_t>({1}, {0}))},
+                {ir::Attribute::Int("keepdims", 1)}));
+  b.Output(
+      b.Op("MatMul", {kzero, b.Initializer("w", *Tensor::Allocate(DataType::kFloat32, {0, 5}))}));
+  std::unique_ptr<ir::Graph> graph = b.Build();
+  NamedTensors inputs = {{"empty", Ramp({0, 4})}, {"full", Ramp({2, 4})}, {"kzero", Ramp({3, 0})}};
+  for (bool use_onednn : {true, false}) {
+    SessionOptions options;
+    options.use_onednn = use_onednn;
+    auto session = Session::Create(*graph, options);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto outputs = (*session)->Run(inputs);
+    ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+    ASSERT_EQ(outputs->size(), 3u);
+    const Tensor& concat = (*outputs)[0].second;
+    ASSERT_EQ(concat.sizes(), (std::vector<int64_t>{2, 4}));
+    for (int64_t i = 0; i < 8; ++i) {
+      EXPECT_EQ(concat.data<float>()[i], inputs[1].second.data<float>()[i]);
+    }
+    const Tensor& sum = (*outputs)[1].second;
+    ASSERT_EQ(sum.sizes(), (std::vector<int64_t>{1, 4}));
+    for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(sum.data<float>()[i], 0.0f);
+    const Tensor& matmul = (*outputs)[2].second;
+    ASSERT_EQ(matmul.sizes(), (std::vector<int64_t>{3, 5}));
+    for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(matmul.data<float>()[i], 0.0f);
+  }
+}
+
 }  // namespace
 }  // namespace qtune::runtime

@@ -280,3 +280,52 @@ TEST(ShapeInferenceGraphTest, ErrorsNameTheNodeAndMissingInputs) {
 
 }  // namespace
 }  // namespace qtune::runtime
+
+namespace qtune::runtime {
+namespace {
+
+using namespace shape_testing;  // NOLINT(build/namespaces): test helpers
+
+// Tile or Expand of x = [2, 3] by a constant `sizes` input; the status of shape inference.
+Status TileOrExpandError(const char* op, const Sizes& sizes) {
+  GraphBuilder b(13);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 3});
+  Value* y = b.Op(op, {x, b.Initializer("sizes", Ints(sizes))}, {}, {.name = "grow"});
+  return InferError(b, y);
+}
+
+TEST(ShapeInferenceTileExpandTest, NegativeTileRepeatsAreAnErrorNamingTheNode) {
+  Status s = TileOrExpandError("Tile", {2, -1});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("grow"), std::string::npos) << s.ToString();
+}
+
+TEST(ShapeInferenceTileExpandTest, HugeTileRepeatsThatOverflowAreAnErrorNamingTheNode) {
+  for (const Sizes& repeats : {Sizes{kMax, 1}, Sizes{int64_t{1} << 62, 4}, Sizes{kMax, kMax}}) {
+    Status s = TileOrExpandError("Tile", repeats);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << SizesToString(repeats);
+    EXPECT_NE(s.message().find("grow"), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(ShapeInferenceTileExpandTest, NegativeExpandSizesAreAnErrorNamingTheNode) {
+  for (const Sizes& shape : {Sizes{-5, 1}, Sizes{-1, 2, 3}, Sizes{2, -3}}) {
+    Status s = TileOrExpandError("Expand", shape);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << SizesToString(shape);
+    EXPECT_NE(s.message().find("grow"), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(ShapeInferenceTileExpandTest, HugeExpandSizesThatOverflowAreAnErrorNamingTheNode) {
+  Status s = TileOrExpandError("Expand", {kMax, kMax, 1, 1});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("grow"), std::string::npos) << s.ToString();
+}
+
+TEST(ShapeInferenceTileExpandTest, ZeroSizesGiveEmptyOutputs) {
+  EXPECT_TRUE(TileOrExpandError("Tile", {0, 2}).ok());
+  EXPECT_TRUE(TileOrExpandError("Expand", {0, 3}).ok());
+}
+
+}  // namespace
+}  // namespace qtune::runtime

@@ -13,6 +13,7 @@
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
 #include "runtime/transformer_test_model.h"
+#include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 
 namespace qtune::runtime {
@@ -23,7 +24,9 @@ using testing::BuildEncoder;
 using testing::EncoderOptions;
 
 TEST(TransformerOrtTest, EncoderMatchesOnnxRuntime) {
-  if (!testing::OrtAvailable()) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+  if (!testing::OrtAvailable()) {
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
+  }
   for (int64_t opset : {13, 18}) {
     SCOPED_TRACE("opset " + std::to_string(opset));
     EncoderOptions options;

@@ -152,6 +152,14 @@ StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
         return InternalError(node->DebugName() + ": shape inference gave no info for output '" +
                              out->name() + "'");
       }
+      // Every op, whatever its shape function: sizes from a model's constants (Tile repeats,
+      // Expand/Reshape shapes, Pad amounts, ...) may be negative or overflow; buffers of such
+      // sizes cannot exist, so the model is refused here, naming the node.
+      if (NumElements(outs[i].sizes) < 0) {
+        return InvalidArgumentError(node->DebugName() + ": output '" + out->name() +
+                                    "' would have sizes [" + SizesToString(outs[i].sizes) +
+                                    "]: a negative size or too many elements");
+      }
       infos[out] = std::move(outs[i]);
     }
   }

@@ -393,9 +393,25 @@ StatusOr<std::vector<ValueInfo>> ReduceShape(const ShapeArgs& args) {
   return One(dtype, std::move(out));
 }
 
+// An error naming the node when `sizes` has a negative entry or more elements than an
+// int64 counts.
+Status CheckSizes(const ShapeArgs& args, const std::vector<int64_t>& sizes, const char* what) {
+  if (NumElements(sizes) < 0) {
+    return ShapeError(args.node, std::string(what) + " [" + SizesToString(sizes) +
+                                     "] has a negative size or too many elements");
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<ValueInfo>> ExpandShape(const ShapeArgs& args) {
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(args, 1, "shape"));
+  for (int64_t s : shape) {
+    if (s < 0) {
+      return ShapeError(args.node, "shape [" + SizesToString(shape) + "] has a negative size");
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<int64_t> out, BroadcastSizes(args.node, args.input(0).sizes, shape));
+  RETURN_IF_ERROR(CheckSizes(args, out, "the output"));
   return One(args.input(0).dtype, std::move(out));
 }
 
@@ -403,7 +419,17 @@ StatusOr<std::vector<ValueInfo>> TileShape(const ShapeArgs& args) {
   ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ConstantInts(args, 1, "repeats"));
   std::vector<int64_t> out = args.input(0).sizes;
   if (repeats.size() != out.size()) return ShapeError(args.node, "repeats does not match rank");
-  for (size_t i = 0; i < out.size(); ++i) out[i] *= repeats[i];
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (repeats[i] < 0) {
+      return ShapeError(args.node, "repeats [" + SizesToString(repeats) + "] has a negative entry");
+    }
+    if (out[i] != 0 && repeats[i] > std::numeric_limits<int64_t>::max() / out[i]) {
+      return ShapeError(args.node, "repeats [" + SizesToString(repeats) + "] overflow dim " +
+                                       std::to_string(i) + " of size " + std::to_string(out[i]));
+    }
+    out[i] *= repeats[i];
+  }
+  RETURN_IF_ERROR(CheckSizes(args, out, "the output"));
   return One(args.input(0).dtype, std::move(out));
 }
 

@@ -1,0 +1,77 @@
+// CommandBenchmark: measures with any external tool run through /bin/sh, e.g.
+//   trtexec --onnx={model} --iterations=100
+//   ssh board 'trtexec --loadEngine=...'      (after copying {model})
+//   qtune bench {model} --json
+// Each round runs the command for the candidate, then for the reference (when the request
+// has one). {model} becomes the model path quoted for the shell. The latency is read from
+// the run's output (stdout and stderr together) with a regex.
+//
+// Classification of one run:
+//   timeout (the process group is killed)           kTimeout
+//   killed by a signal                              kCrash
+//   exit code 255 (ssh: connection failed)          kConnection
+//   any other non-zero exit code                    kExit (Measurement::exit_code)
+//   exit 0, but no match or a non-finite value      kUnparsable
+// A tool killed by signal N inside the shell shows as the shell's exit 128+N: exit codes
+// 129..159 are classified kCrash (transient), like a signal.
+// The first failing run ends the measurement; its detail is the tail of that run's output.
+#pragma once
+
+#include <memory>
+#include <regex>
+#include <string>
+
+#include "autotune/benchmark.h"
+#include "core/status.h"
+
+namespace qtune::autotune {
+
+// Understands `qtune bench --json` ("median_ms": 1.23) and trtexec's summary line
+// "GPU Compute Time: min = ..., median = 1.23 ms, ...".
+inline constexpr const char* kDefaultLatencyRegex =
+    R"re("median_ms"\s*:\s*([-+0-9.eE]+)|GPU Compute Time:.*median = ([-+0-9.eE]+) ms)re";
+
+struct CommandBenchmarkOptions {
+  std::string command_template;  // must contain {model}
+  // ECMAScript regex matched against each output line; the latency in ms is the first
+  // capture group that took part in the match, from the last matching line. Empty:
+  // kDefaultLatencyRegex.
+  std::string latency_regex;
+  double timeout_s = 600;  // per command run; <= 0: none
+  // When not empty: each run's command, exit status and output go to a numbered log file
+  // there (NNNNNN.log, numbered on from the highest number already present).
+  std::string log_dir;
+};
+
+class CommandBenchmark : public Benchmark {
+ public:
+  // InvalidArgument when the template lacks {model} or the regex does not compile or has
+  // no capture group; an error when log_dir cannot be created.
+  static StatusOr<std::unique_ptr<CommandBenchmark>> Create(CommandBenchmarkOptions options);
+
+  Measurement Measure(const MeasureRequest& request) override;
+  std::string Describe() const override;  // "command: <template>"
+
+  // The command line run for `model_path`.
+  std::string CommandFor(const std::string& model_path) const;
+
+ private:
+  CommandBenchmark(CommandBenchmarkOptions options, std::regex latency_regex, int next_log)
+      : options_(std::move(options)),
+        latency_regex_(std::move(latency_regex)),
+        next_log_(next_log) {}
+  // One run of the command on `model_path`: the latency, or the failure.
+  Measurement RunOnce(const std::string& model_path, double timeout_s, double* latency_ms);
+  std::string WriteLog(const std::string& command, const std::string& status,
+                       const std::string& output);
+
+  CommandBenchmarkOptions options_;
+  std::regex latency_regex_;
+  int next_log_;
+};
+
+// Reads the latency from `output` as CommandBenchmarkOptions::latency_regex describes;
+// false when no line matches or the value is not a finite number >= 0.
+bool ParseLatency(const std::regex& regex, const std::string& output, double* latency_ms);
+
+}  // namespace qtune::autotune

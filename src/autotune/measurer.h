@@ -1,0 +1,71 @@
+// Measurer: one candidate-versus-reference measurement with everything around it that
+// makes a search safe to interrupt: results already in the state log are replayed instead
+// of measured, transient failures are retried with backoff, and every finished
+// measurement (success or failure) is appended to the log before it is used.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "autotune/benchmark.h"
+#include "autotune/state_log.h"
+#include "core/status.h"
+
+namespace qtune::autotune {
+
+struct MeasurerOptions {
+  int rounds = 3;        // alternations per measurement
+  int retries = 2;       // extra attempts for transient failures (timeout, crash, connection)
+  int backoff_ms = 200;  // before retry k: backoff_ms * 2^(k-1)
+};
+
+// A measurement of a candidate against a reference. ratio = median over rounds of
+// candidate / reference; noise = half the spread of those per-round ratios.
+struct Comparison {
+  bool ok = false;
+  std::string error;  // FailureKindName + detail when !ok
+  double ratio = 1.0;
+  double noise = 0.0;
+  double candidate_ms = 0.0;  // medians
+  double reference_ms = 0.0;
+  bool replayed = false;  // taken from the state log
+};
+
+struct MeasurerCounters {
+  int measured = 0;          // benchmark runs that succeeded
+  int replayed = 0;          // results taken from the state log
+  int failed = 0;            // measurements that failed after retries
+  int retried = 0;           // extra attempts made
+  int retried_from_log = 0;  // keys whose logged attempt had failed, measured again now
+};
+
+class Measurer {
+ public:
+  // Borrows both; they must outlive the measurer.
+  Measurer(Benchmark& benchmark, StateLog& log, MeasurerOptions options);
+
+  // `key` identifies the pair measured (same key = same files by content). `write_files`
+  // is called only when a real measurement is needed; it writes the candidate and the
+  // reference and returns their paths (candidate, reference; reference may be empty).
+  using FileWriter = std::function<StatusOr<std::pair<std::string, std::string>>()>;
+  StatusOr<Comparison> Compare(const std::string& key, const std::string& pattern,
+                               const std::string& scheme, const FileWriter& write_files);
+
+  const MeasurerCounters& counters() const { return counters_; }
+  int rounds() const { return options_.rounds; }
+
+ private:
+  Benchmark& benchmark_;
+  StateLog& log_;
+  MeasurerOptions options_;
+  std::map<std::string, MeasurementRecord> replay_ok_;  // successful records by key
+  std::map<std::string, int> replay_failed_;            // failed records by key
+  MeasurerCounters counters_;
+};
+
+// Ratio and noise of one record's per-round medians (reference-less: ratio 1, noise 0).
+Comparison CompareRounds(const std::vector<double>& candidate_ms,
+                         const std::vector<double>& reference_ms);
+
+}  // namespace qtune::autotune

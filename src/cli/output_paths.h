@@ -1,0 +1,24 @@
+// One rule for every qtune command that writes a file: never write over a file the same
+// command reads (`qtune quantize m.onnx -o m.onnx` would destroy the user's model).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace qtune::cli {
+
+// True when `a` and `b` name the same existing file: same device and inode, so also
+// through symbolic links, hard links and different spellings ("./m.onnx", "dir/../m.onnx").
+// False when either does not exist.
+bool SameFile(const std::string& a, const std::string& b);
+
+// The file part of an input argument: "NAME=FILE.npy" -> "FILE.npy", else the argument.
+std::string InputArgPath(const std::string& arg);
+
+// Checks that `output_path` (the value of option `option`, e.g. "-o") is none of
+// `input_paths`. Returns kExitOk, or prints "qtune: error: ..." naming both and returns
+// kExitUsage. An empty output_path (nothing written) is OK.
+int CheckOutputIsNotAnInput(const std::string& option, const std::string& output_path,
+                            const std::vector<std::string>& input_paths);
+
+}  // namespace qtune::cli

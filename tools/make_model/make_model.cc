@@ -1,0 +1,85 @@
+// qtune_make_model: writes an architecture built with qtune's graph builder (random,
+// seeded weights) to an .onnx file, for benchmark scripts and tests that must run on a
+// clone of the repository alone.
+//
+//   qtune_make_model resnet18 OUT.onnx [--seed N] [--batch N] [--overwrite]
+//
+// Exit codes follow the qtune CLI's (docs/cli.md): 0 success, 1 write failure, 2 bad
+// command line. An existing OUT is refused unless --overwrite is given.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ir/onnx_io.h"
+#include "ir/resnet.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: qtune_make_model resnet18 OUT.onnx [--seed N] [--batch N] [--overwrite]\n"
+    "  resnet18   torchvision ResNet-18 (opset 13, input \"input\" f32 [N,3,224,224],\n"
+    "             output \"logits\"), He-initialized random weights\n"
+    "  --seed N   weight seed (default 1)\n"
+    "  --batch N  fixed batch size (default: the symbolic dimension \"N\")\n"
+    "  --overwrite  replace OUT if it exists\n";
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "qtune_make_model: error: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+bool ParseInt(const std::string& text, int64_t* value) {
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 0) return false;
+  *value = v;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> positional;
+  qtune::ir::ResNet18Options options;
+  bool overwrite = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--overwrite") {
+      overwrite = true;
+    } else if (arg == "--seed" || arg == "--batch") {
+      int64_t value = 0;
+      if (i + 1 >= argc || !ParseInt(argv[i + 1], &value)) {
+        return Usage(arg + " needs a non-negative integer");
+      }
+      ++i;
+      if (arg == "--seed") options.seed = static_cast<uint64_t>(value);
+      if (arg == "--batch") options.batch = value;
+    } else if (arg.rfind("--", 0) == 0) {
+      return Usage("unknown flag " + arg);
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 2) return Usage("expected a model name and an output path");
+  if (positional[0] != "resnet18") return Usage("unknown model '" + positional[0] + "'");
+  const std::string& out = positional[1];
+  std::error_code ec;
+  if (!overwrite && std::filesystem::exists(out, ec)) {
+    return Usage(out + " exists; pass --overwrite to replace it");
+  }
+  std::unique_ptr<qtune::ir::Graph> graph = qtune::ir::BuildResNet18(options);
+  qtune::Status status = qtune::ir::SaveModel(*graph, out);
+  if (!status.ok()) {
+    std::fprintf(stderr, "qtune_make_model: error: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  std::printf("wrote %s (resnet18, seed %llu)\n", out.c_str(),
+              static_cast<unsigned long long>(options.seed));
+  return 0;
+}
