@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  g++ cmake ninja-build make pkg-config clang-format ccache
+  g++ cmake ninja-build make pkg-config clang-format
   libdnnl-dev ocl-icd-opencl-dev opencl-headers
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev

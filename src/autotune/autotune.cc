@@ -229,7 +229,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
                    log_path);
   }
   ASSIGN_OR_RETURN(auto benchmark, MakeBenchmark(o, preset, sizes));
-  Measurer measurer(*benchmark, **log, MeasurerOptions{preset.rounds, o.retries, 200});
+  Measurer measurer(*benchmark, **log, MeasurerOptions{preset.rounds, o.retries, 100});
 
   // 5. Baselines: the rule-based placement against fp32.
   const Placement fp32_placement;

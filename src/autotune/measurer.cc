@@ -54,7 +54,8 @@ StatusOr<Comparison> Measurer::Compare(const std::string& key, const std::string
     m = benchmark_.Measure(request);
     if (m.ok() || !IsTransient(m.failure) || attempts > options_.retries) break;
     ++counters_.retried;
-    std::this_thread::sleep_for(std::chrono::milliseconds(options_.backoff_ms << (attempts - 1)));
+    const int shift = std::min(attempts - 1, 3);  // at most 8x the first backoff
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.backoff_ms << shift));
   }
   MeasurementRecord record;
   record.key = key;

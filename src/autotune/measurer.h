@@ -17,7 +17,7 @@ namespace qtune::autotune {
 struct MeasurerOptions {
   int rounds = 3;        // alternations per measurement
   int retries = 2;       // extra attempts for transient failures (timeout, crash, connection)
-  int backoff_ms = 200;  // before retry k: backoff_ms * 2^(k-1)
+  int backoff_ms = 100;  // before retry k: backoff_ms * 2^min(k-1, 3)
 };
 
 // A measurement of a candidate against a reference. ratio = median over rounds of

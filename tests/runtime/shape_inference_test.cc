@@ -324,7 +324,7 @@ TEST(ShapeInferenceTileExpandTest, HugeExpandSizesThatOverflowAreAnErrorNamingTh
 
 TEST(ShapeInferenceTileExpandTest, ZeroSizesGiveEmptyOutputs) {
   EXPECT_TRUE(TileOrExpandError("Tile", {0, 2}).ok());
-  EXPECT_TRUE(TileOrExpandError("Expand", {0, 3}).ok());
+  EXPECT_TRUE(TileOrExpandError("Expand", {0, 1, 3}).ok());  // [2,3] to [0,2,3]
 }
 
 }  // namespace
