@@ -24,6 +24,7 @@
 #include "quant/calibrate.h"
 #include "quant/calibration_data.h"
 #include "quant/output_sqnr.h"
+#include "quant/plan_json.h"
 #include "quant/quantize_model.h"
 #include "runtime/shape/infer_shapes.h"
 
@@ -299,8 +300,42 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   ASSIGN_OR_RETURN(SearchResult result,
                    searcher.Run(start_from_rule ? rule_placement : fp32_placement));
 
-  // 7. The final model, measured against both baselines.
+  // 7. The guard: the tuned placement must not be slower than where the search started
+  // (the faster baseline). Wins were adopted one at a time against the incumbent of the
+  // moment; measured as a whole against the start, twice, it must hold up, else the start
+  // placement is kept (a performance guard, as ModelOpt's #2318 added).
+  const Placement& start = start_from_rule ? rule_placement : fp32_placement;
+  const std::string start_path = start_from_rule ? rule_path : fp32_path;
+  bool guard_reverted = false;
+  if (result.best != start) {
+    RETURN_IF_ERROR(write_model(result.best, best_path));
+    const std::string guard_key = "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
+    auto guard_files = [&]() -> StatusOr<std::pair<std::string, std::string>> {
+      return std::make_pair(best_path, start_path);
+    };
+    ASSIGN_OR_RETURN(Comparison first, measurer.Compare(guard_key, "guard", "", guard_files));
+    ASSIGN_OR_RETURN(Comparison second,
+                     measurer.Compare(guard_key + "/again", "guard", "", guard_files));
+    if (!first.ok || !second.ok || CombineComparisons(first, second).ratio > 1.0) {
+      QTUNE_LOG_WARNING(
+          "autotune: the tuned placement did not hold up against the {} baseline as a whole; "
+          "keeping the {} baseline's placement",
+          start_from_rule ? "rule-based" : "fp32", start_from_rule ? "rule-based" : "fp32");
+      result.best = start;
+      guard_reverted = true;
+      for (PatternReport& report : result.patterns) {
+        for (const PatternInfo& p : patterns) {
+          if (p.id == report.id) report.best_scheme = ProjectScheme(p, 0, result.best);
+        }
+      }
+    }
+  }
+
+  // 8. The final model (and its plan, for `qtune tune --autotune-dir`), measured against
+  // both baselines.
   RETURN_IF_ERROR(write_model(result.best, best_path));
+  RETURN_IF_ERROR(WriteFileAtomic((fs::path(o.work_dir) / "plan.json").string(),
+                                  quant::PlanToJsonText(exporter.PlanFor(result.best))));
   RETURN_IF_ERROR(write_model(result.best, o.output_path));
   const std::string best_hash = PlacementHash(result.best);
   auto final_against = [&](const std::string& reference) {
@@ -330,6 +365,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   report.search = &result;
   report.vs_fp32 = vs_fp32;
   report.vs_rule = vs_rule;
+  report.guard_reverted = guard_reverted;
   report.counters = measurer.counters();
   report.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -12,6 +12,7 @@
 //   models/           fp32.onnx, rule.onnx, and each incumbent by placement hash
 //   candidate.onnx    the candidate being measured
 //   best.onnx         the best model so far (replaced atomically at each adoption)
+//   plan.json         the final placement's calibrated QuantPlan (quant/plan_json.h)
 //   report.json       written at the end (docs/formats/autotune-report.md)
 //   logs/             outputs of the command back end
 #pragma once

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace qtune::autotune {
@@ -22,6 +23,16 @@ Comparison CompareRounds(const std::vector<double>& candidate_ms,
   c.ratio = Median(ratios);
   auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
   c.noise = (*hi - *lo) / 2.0;
+  return c;
+}
+
+Comparison CombineComparisons(const Comparison& a, const Comparison& b) {
+  Comparison c = a;
+  c.ratio = (a.ratio + b.ratio) / 2.0;
+  c.noise = std::max({a.noise, b.noise, std::abs(a.ratio - b.ratio) / 2.0});
+  c.candidate_ms = (a.candidate_ms + b.candidate_ms) / 2.0;
+  c.reference_ms = (a.reference_ms + b.reference_ms) / 2.0;
+  c.replayed = a.replayed && b.replayed;
   return c;
 }
 

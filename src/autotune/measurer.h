@@ -64,6 +64,10 @@ class Measurer {
   MeasurerCounters counters_;
 };
 
+// Two measurements of the same pair as one: mean ratio; noise = the larger noise or half
+// their disagreement. REQUIRES: both ok.
+Comparison CombineComparisons(const Comparison& a, const Comparison& b);
+
 // Ratio and noise of one record's per-round medians (reference-less: ratio 1, noise 0).
 Comparison CompareRounds(const std::vector<double>& candidate_ms,
                          const std::vector<double>& reference_ms);

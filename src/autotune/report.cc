@@ -50,7 +50,8 @@ nlohmann::json BuildReport(const ReportInputs& in) {
   const double rule_ms = in.vs_rule.ok ? in.vs_rule.reference_ms : 0;
   nlohmann::json final_json = {{"vs_fp32", ComparisonJson(in.vs_fp32)},
                                {"vs_rule", ComparisonJson(in.vs_rule)},
-                               {"quantized_points", s.best.size()}};
+                               {"quantized_points", s.best.size()},
+                               {"guard_reverted", in.guard_reverted}};
   if (in.vs_fp32.ok) final_json["speedup_vs_fp32"] = 1.0 / in.vs_fp32.ratio;
   if (in.vs_rule.ok) final_json["speedup_vs_rule"] = 1.0 / in.vs_rule.ratio;
   if (in.vs_fp32.ok) final_json["latency_ms"] = in.vs_fp32.candidate_ms;

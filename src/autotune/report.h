@@ -24,6 +24,7 @@ struct ReportInputs {
   const SearchResult* search = nullptr;
   Comparison vs_fp32;  // final model against fp32
   Comparison vs_rule;  // final model against the rule-based placement
+  bool guard_reverted = false;  // the tuned placement lost to the start as a whole
   MeasurerCounters counters;
   double elapsed_s = 0;
 };

@@ -221,8 +221,8 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
                        measurer_.Compare(key + "/confirm", pattern.id, *scheme, write_files));
       if (again.ok) {
         noises_.push_back(again.noise);
-        const double ratio = (c.ratio + again.ratio) / 2.0;
-        const double noise = std::max({c.noise, again.noise, std::abs(c.ratio - again.ratio) / 2});
+        const Comparison both = CombineComparisons(c, again);
+        const double ratio = both.ratio, noise = both.noise;
         entry.ratio = ratio;
         entry.noise = noise;
         if (ratio < 1.0 - std::max(options_.min_gain, noise)) {

@@ -1,4 +1,5 @@
 // qtune bench MODEL [--threads N] [--warmup W] [--iters N] [--shape NAME=1x3x224x224] [--json]
+//     [--checkpoint MODEL.qtc [--no-verify] [--allow-weight-mismatch]]
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "ir/onnx_io.h"
 #include "runtime/benchmark.h"
 #include "runtime/session.h"
+#include "tune/tune.h"
 
 namespace qtune::cli {
 namespace {
@@ -24,6 +26,9 @@ struct BenchOptions {
   bool reference = false;
   bool profile = false;
   bool json = false;
+  std::string checkpoint;  // a `qtune tune` checkpoint: the session comes from LoadTuned
+  bool no_verify = false;
+  bool allow_weight_mismatch = false;
 };
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
@@ -36,37 +41,61 @@ int Bench(const BenchOptions& options) {
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   auto shapes = ParseShapes(options.shapes);
   if (!shapes.ok()) return ReportAndExitCode(shapes.status());
+  if (!options.checkpoint.empty() && options.reference) {
+    std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
+    return kExitUsage;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<runtime::Session> session;
+  std::map<std::string, std::vector<int64_t>> tuned_sizes;
+  int threads = options.threads;
+  if (options.checkpoint.empty()) {
+    runtime::SessionOptions session_options;
+    session_options.threads = options.threads;
+    session_options.use_onednn = !options.reference;
+    session_options.profile = options.profile;
+    auto created = runtime::Session::Create(**graph, session_options);
+    if (!created.ok()) return ReportAndExitCode(created.status());
+    session = std::move(created).value();
+  } else {
+    tune::LoadTunedOptions load;
+    load.verify = !options.no_verify;
+    load.allow_weight_mismatch = options.allow_weight_mismatch;
+    auto tuned = tune::LoadTunedSession(**graph, options.checkpoint, load);
+    if (!tuned.ok()) return ReportAndExitCode(tuned.status());
+    session = std::move(tuned->session);
+    tuned_sizes = tuned->input_sizes;
+    threads = tuned->threads;
+    if (!options.json) {
+      std::printf("checkpoint %s: %s, %d thread(s)%s\n", options.checkpoint.c_str(),
+                  tuned->candidate.c_str(), tuned->threads, tuned->reused_cache ? " (cached)" : "");
+    }
+  }
+  double optimize_ms = MillisSince(start);
+  // The checkpoint's measured sizes unless --shape overrides them.
+  for (const auto& [name, dims] : tuned_sizes) shapes->emplace(name, dims);
   auto sizes = ResolveInputSizes(**graph, *shapes);
   if (!sizes.ok()) return ReportAndExitCode(sizes.status());
   auto inputs = RandomInputs(**graph, *sizes, options.seed);
   if (!inputs.ok()) return ReportAndExitCode(inputs.status());
-
-  auto start = std::chrono::steady_clock::now();
-  runtime::SessionOptions session_options;
-  session_options.threads = options.threads;
-  session_options.use_onednn = !options.reference;
-  session_options.profile = options.profile;
-  auto session = runtime::Session::Create(**graph, session_options);
-  if (!session.ok()) return ReportAndExitCode(session.status());
-  double optimize_ms = MillisSince(start);
   start = std::chrono::steady_clock::now();
-  auto plan = (*session)->Prepare(*sizes);
+  auto plan = session->Prepare(*sizes);
   if (!plan.ok()) return ReportAndExitCode(plan.status());
   double compile_ms = MillisSince(start);
 
   auto stats = runtime::MeasureLatency(
-      **session, *inputs,
-      runtime::LatencyOptions{.warmup = options.warmup, .iters = options.iters});
+      *session, *inputs, runtime::LatencyOptions{.warmup = options.warmup, .iters = options.iters});
   if (!stats.ok()) return ReportAndExitCode(stats.status());
   double median = stats->median_ms, p90 = stats->p90_ms, min = stats->min_ms;
   bool emulated_fp8 = false;
-  for (const ir::Value* v : (*session)->graph().initializers()) {
+  for (const ir::Value* v : session->graph().initializers()) {
     DataType t = v->dtype();
     emulated_fp8 |= t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E5M2;
   }
   if (options.json) {
     nlohmann::json j = {{"model", options.model_path},
-                        {"threads", options.threads},
+                        {"threads", threads},
+                        {"checkpoint", options.checkpoint},
                         {"iters", options.iters},
                         {"warmup", options.warmup},
                         {"median_ms", median},
@@ -79,7 +108,7 @@ int Bench(const BenchOptions& options) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("model    %s\nthreads  %d   iters %d (warmup %d)\n", options.model_path.c_str(),
-                options.threads, options.iters, options.warmup);
+                threads, options.iters, options.warmup);
     std::printf("latency  median %.3f ms   p90 %.3f ms   min %.3f ms\n", median, p90, min);
     std::printf("prepare  optimize %.1f ms   compile %.1f ms   %zu steps\n", optimize_ms,
                 compile_ms, (*plan)->steps.size());
@@ -113,6 +142,13 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--profile", options->profile,
                 "Time every step and print where the time goes (adds a little overhead)");
   cmd->add_flag("--json", options->json, "Print the result as JSON");
+  cmd->add_option("--checkpoint", options->checkpoint,
+                  "Measure the configuration a `qtune tune` checkpoint holds (its threads and "
+                  "input sizes, its quantization decisions applied to MODEL's weights)");
+  cmd->add_flag("--no-verify", options->no_verify,
+                "Do not check the checkpoint against its .sha256 file (unsafe)");
+  cmd->add_flag("--allow-weight-mismatch", options->allow_weight_mismatch,
+                "Load a checkpoint tuned on other weights: rebuild from MODEL's weights, warn");
   cmd->callback([options, exit_code] { *exit_code = Bench(*options); });
 }
 

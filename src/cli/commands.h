@@ -12,6 +12,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code);
 void AddQuantizeCommand(CLI::App& app, int* exit_code);
 void AddEvalCommand(CLI::App& app, int* exit_code);
 void AddAutotuneCommand(CLI::App& app, int* exit_code);
+void AddTuneCommand(CLI::App& app, int* exit_code);
 // Hidden: the child process InProcessBenchmark measures in (autotune/measure_worker.h).
 void AddMeasureWorkerCommand(CLI::App& app, int* exit_code);
 

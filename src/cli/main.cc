@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   AddQuantizeCommand(app, &exit_code);
   AddEvalCommand(app, &exit_code);
   AddAutotuneCommand(app, &exit_code);
+  AddTuneCommand(app, &exit_code);
   AddMeasureWorkerCommand(app, &exit_code);
 
   app.parse_complete_callback([&] {

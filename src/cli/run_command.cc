@@ -1,4 +1,5 @@
 // qtune run MODEL --input NAME=FILE.npy ... [--output OUT.npz] [--threads N] [--json]
+//     [--checkpoint MODEL.qtc [--no-verify] [--allow-weight-mismatch]]
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "core/shape.h"
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
+#include "tune/tune.h"
 
 namespace qtune::cli {
 namespace {
@@ -24,6 +26,9 @@ struct RunOptions {
   bool reference = false;
   bool print_plan = false;
   bool json = false;
+  std::string checkpoint;  // a `qtune tune` checkpoint: the session comes from LoadTuned
+  bool no_verify = false;
+  bool allow_weight_mismatch = false;
 };
 
 nlohmann::json DescribeOutput(const std::string& name, const Tensor& t) {
@@ -44,6 +49,7 @@ nlohmann::json DescribeOutput(const std::string& name, const Tensor& t) {
 
 int RunModel(const RunOptions& options) {
   std::vector<std::string> input_paths = {options.model_path};
+  if (!options.checkpoint.empty()) input_paths.push_back(options.checkpoint);
   for (const std::string& arg : options.inputs) input_paths.push_back(InputArgPath(arg));
   if (int code = CheckOutputIsNotAnInput("-o", options.output_path, input_paths); code != kExitOk) {
     return code;
@@ -52,10 +58,22 @@ int RunModel(const RunOptions& options) {
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   auto inputs = LoadInputs(options.inputs);
   if (!inputs.ok()) return ReportAndExitCode(inputs.status());
-  runtime::SessionOptions session_options;
-  session_options.threads = options.threads;
-  session_options.use_onednn = !options.reference;
-  auto session = runtime::Session::Create(**graph, session_options);
+  StatusOr<std::unique_ptr<runtime::Session>> session = InternalError("no session");
+  if (options.checkpoint.empty()) {
+    runtime::SessionOptions session_options;
+    session_options.threads = options.threads;
+    session_options.use_onednn = !options.reference;
+    session = runtime::Session::Create(**graph, session_options);
+  } else {
+    if (options.reference) {
+      std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
+      return kExitUsage;
+    }
+    tune::LoadTunedOptions load;
+    load.verify = !options.no_verify;
+    load.allow_weight_mismatch = options.allow_weight_mismatch;
+    session = tune::LoadTuned(**graph, options.checkpoint, load);
+  }
   if (!session.ok()) return ReportAndExitCode(session.status());
   auto outputs = (*session)->Run(*inputs);
   if (!outputs.ok()) return ReportAndExitCode(outputs.status());
@@ -106,6 +124,13 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                 "Use only the reference kernels (slow; the correctness oracle)");
   cmd->add_flag("--print-plan", options->print_plan, "Print the compiled plan to stderr");
   cmd->add_flag("--json", options->json, "Print output summaries as JSON");
+  cmd->add_option("--checkpoint", options->checkpoint,
+                  "Run the configuration a `qtune tune` checkpoint holds (its threads, its "
+                  "quantization decisions applied to MODEL's weights)");
+  cmd->add_flag("--no-verify", options->no_verify,
+                "Do not check the checkpoint against its .sha256 file (unsafe)");
+  cmd->add_flag("--allow-weight-mismatch", options->allow_weight_mismatch,
+                "Load a checkpoint tuned on other weights: rebuild from MODEL's weights, warn");
   cmd->callback([options, exit_code] { *exit_code = RunModel(*options); });
 }
 

@@ -1,0 +1,122 @@
+// qtune tune MODEL --calib DATA -o MODEL.qtc [...]: picks the fastest deployment that passes
+// an accuracy check and saves it as a weight-free checkpoint (docs/tune.md).
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output_paths.h"
+#include "core/progress.h"
+#include "ir/onnx_io.h"
+#include "tune/tune.h"
+
+namespace qtune::cli {
+namespace {
+
+struct TuneCliOptions {
+  std::string model_path;
+  std::string output_path;
+  tune::TuneOptions tune;
+  bool json = false;
+};
+
+std::string SelfExecutable() {
+  char buffer[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string("qtune");
+}
+
+int TuneModel(TuneCliOptions& o) {
+  std::vector<std::string> inputs = {o.model_path};
+  for (const std::string& spec : o.tune.calib_specs) inputs.push_back(InputArgPath(spec));
+  if (!o.tune.autotune_dir.empty()) inputs.push_back(o.tune.autotune_dir + "/plan.json");
+  if (int code = CheckOutputIsNotAnInput("-o", o.output_path, inputs); code != kExitOk) {
+    return code;
+  }
+  if (int code = CheckOutputIsNotAnInput("-o", o.output_path + ".sha256", inputs);
+      code != kExitOk) {
+    return code;
+  }
+  o.tune.worker_executable = SelfExecutable();
+  if (o.json) SetProgressEnabled(false);
+  o.tune.show_progress = !o.json;
+  auto model = ir::LoadModel(o.model_path);
+  if (!model.ok()) return ReportAndExitCode(model.status());
+  auto result = tune::Tune(**model, o.tune);
+  if (!result.ok()) return ReportAndExitCode(result.status());
+  Status saved = tune::SaveTuned(o.output_path, *result);
+  if (!saved.ok()) return ReportAndExitCode(saved);
+  const tune::TuneRow& chosen = result->chosen_row();
+  if (o.json) {
+    nlohmann::json sizes = nlohmann::json::object();
+    for (const auto& [name, dims] : result->input_sizes) sizes[name] = dims;
+    nlohmann::json j = {{"model", o.model_path},         {"checkpoint", o.output_path},
+                        {"candidate", chosen.candidate}, {"threads", chosen.threads},
+                        {"strategy", result->strategy},  {"strategy_note", result->strategy_note},
+                        {"input_sizes", sizes},          {"table", tune::TuneTableToJson(*result)}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s", tune::FormatTuneTable(*result).c_str());
+    std::printf(
+        "wrote %s and %s.sha256 (no weights: load it with the model, e.g. qtune run %s "
+        "--checkpoint %s ...)\n",
+        o.output_path.c_str(), o.output_path.c_str(), o.model_path.c_str(), o.output_path.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddTuneCommand(CLI::App& app, int* exit_code) {
+  auto o = std::make_shared<TuneCliOptions>();
+  tune::TuneOptions& t = o->tune;
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Pick the fastest deployment that passes an accuracy check; save a checkpoint");
+  cmd->add_option("model", o->model_path, "ONNX model file")->required();
+  cmd->add_option("--calib", t.calib_specs,
+                  "Calibration data: NAME=FILE.npy (repeatable), FILE.npz, or an image folder")
+      ->required();
+  cmd->add_option("--preprocess", t.preprocess, "Image preprocess spec (image folders)");
+  cmd->add_option("-o,--output", o->output_path, "Checkpoint to write (MODEL.qtc)")->required();
+  cmd->add_option("--candidates", t.candidates,
+                  "Comma-separated: fp32,bf16,int8,int8-fallback,autotuned")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--threads", t.threads, "Comma-separated thread counts to try")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--strategy", t.strategy,
+                  "min-latency | max-throughput | first-wins | latency-budget=MS")
+      ->capture_default_str();
+  cmd->add_option("--min-sqnr", t.min_sqnr_db, "Accuracy check: output SQNR against fp32, in dB")
+      ->capture_default_str();
+  cmd->add_option("--check-samples", t.check_samples, "Calibration samples the check runs on")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--calib-samples", t.max_calib_samples,
+                  "Calibrate int8 on at most this many samples (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--batch", t.batch_size, "Batch size measured (a free batch axis)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+      ->capture_default_str();
+  cmd->add_option("--autotune-dir", t.autotune_dir,
+                  "An autotune work dir holding plan.json (the autotuned candidate)");
+  cmd->add_option("--recipe", t.recipe, "Quantization recipe of the int8 candidates")
+      ->capture_default_str();
+  cmd->add_option("--iters", t.iters, "Timed runs per model per round")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--rounds", t.rounds, "Candidate/fp32 alternations per measurement")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the result as JSON");
+  cmd->callback([o, exit_code] { *exit_code = TuneModel(*o); });
+}
+
+}  // namespace qtune::cli

@@ -1,0 +1,344 @@
+#include "tune/tune.h"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include "autotune/benchmark_inprocess.h"
+#include "core/file_io.h"
+#include "core/logging.h"
+#include "ir/onnx_io.h"
+#include "quant/calibration_data.h"
+#include "quant/output_sqnr.h"
+#include "quant/plan_json.h"
+#include "quant/quantize_model.h"
+#include "tune/tune_strategy.h"
+
+namespace qtune::tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary folder removed when it goes out of scope (or a caller-given one, kept).
+class WorkDir {
+ public:
+  static StatusOr<WorkDir> Make(const std::string& given) {
+    WorkDir dir;
+    if (!given.empty()) {
+      std::error_code ec;
+      fs::create_directories(given, ec);
+      if (ec)
+        return InvalidArgumentError(fmt::format("cannot create '{}': {}", given, ec.message()));
+      dir.path_ = given;
+      return dir;
+    }
+    std::string pattern = (fs::temp_directory_path() / "qtune-tune-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return InternalError(fmt::format("cannot create a temporary folder '{}'", pattern));
+    }
+    dir.path_ = pattern;
+    dir.owned_ = true;
+    return dir;
+  }
+  WorkDir(WorkDir&& other) noexcept : path_(std::move(other.path_)), owned_(other.owned_) {
+    other.owned_ = false;
+  }
+  WorkDir(const WorkDir&) = delete;
+  ~WorkDir() {
+    std::error_code ec;
+    if (owned_) fs::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  WorkDir() = default;
+  std::string path_;
+  bool owned_ = false;
+};
+
+std::string CpuBf16Note() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    size_t colon = line.find(':');
+    std::string word;
+    for (size_t i = colon + 1; i <= line.size(); ++i) {
+      if (i == line.size() || line[i] == ' ') {
+        if (!word.empty()) flags.insert(word);
+        word.clear();
+      } else {
+        word += line[i];
+      }
+    }
+    break;
+  }
+  auto has = [&](const char* f) { return flags.count(f) ? "yes" : "no"; };
+  return fmt::format("this CPU: avx512_bf16 {}, amx_bf16 {}", has("avx512_bf16"), has("amx_bf16"));
+}
+
+Status ValidateOptions(const TuneOptions& options) {
+  if (options.candidates.empty()) return InvalidArgumentError("--candidates: none given");
+  std::set<std::string> seen;
+  for (const std::string& c : options.candidates) {
+    const auto& all = AllCandidates();
+    if (std::find(all.begin(), all.end(), c) == all.end()) {
+      return InvalidArgumentError(
+          fmt::format("--candidates: '{}' is unknown; choose from fp32, bf16, int8, int8-fallback, "
+                      "autotuned",
+                      c));
+    }
+    if (!seen.insert(c).second) {
+      return InvalidArgumentError(fmt::format("--candidates: '{}' is listed twice", c));
+    }
+  }
+  if (options.threads.empty()) return InvalidArgumentError("--threads: none given");
+  for (int t : options.threads) {
+    if (t < 1 || t > 256) {
+      return InvalidArgumentError(fmt::format("--threads: {} is not in [1, 256]", t));
+    }
+  }
+  if (options.check_samples < 1) return InvalidArgumentError("check samples must be >= 1");
+  if (!std::isfinite(options.min_sqnr_db)) return InvalidArgumentError("--min-sqnr must be finite");
+  if (options.worker_executable.empty()) {
+    return InvalidArgumentError("tune: no worker executable (the qtune binary) to measure in");
+  }
+  return Status::Ok();
+}
+
+// The plan of one quantized candidate; the note says what it did (e.g. the fallback).
+struct CandidatePlan {
+  quant::QuantPlan plan;
+  std::string note;
+};
+
+StatusOr<CandidatePlan> MakePlan(const ir::Graph& model, const std::string& candidate,
+                                 const TuneOptions& options) {
+  CandidatePlan out;
+  if (candidate == "autotuned") {
+    const std::string path = (fs::path(options.autotune_dir) / "plan.json").string();
+    ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    ASSIGN_OR_RETURN(out.plan, quant::ParsePlanJson(text, "'" + path + "'"));
+    out.note = "from " + path;
+    return out;
+  }
+  quant::QuantizeModelOptions q;
+  q.recipe = options.recipe;
+  q.calib_specs = options.calib_specs;
+  q.preprocess = options.preprocess;
+  q.max_calib_samples = options.max_calib_samples;
+  q.threads = options.threads.front();
+  q.show_progress = options.show_progress;
+  q.export_model = false;
+  if (candidate == "int8-fallback") {
+    q.fallback.min_sqnr_db = options.min_sqnr_db;
+    q.fallback.samples = options.check_samples;
+  }
+  ASSIGN_OR_RETURN(quant::QuantizeModelResult r, quant::QuantizeModel(model, q));
+  out.plan = std::move(r.plan);
+  if (r.fallback.has_value()) {
+    out.note = fmt::format("{} layer(s) kept in float", r.fallback->fallen_back.size());
+  }
+  return out;
+}
+
+void FailRows(std::vector<TuneRow>& rows, size_t first, TuneRow::Status status,
+              const std::string& why) {
+  for (size_t i = first; i < rows.size(); ++i) {
+    rows[i].status = status;
+    rows[i].why = why;
+  }
+}
+
+StatusOr<InputSizes> MeasuredSizes(const ir::Graph& graph, quant::CalibrationSource& source,
+                                   int64_t batch_size) {
+  int64_t batch = quant::FixedBatchSize(graph).value_or(batch_size);
+  if (source.num_samples() < batch) {
+    return InvalidArgumentError(
+        fmt::format("{} holds fewer than one batch ({} samples)", source.Describe(), batch));
+  }
+  ASSIGN_OR_RETURN(auto tensors, source.Batch(0, batch));
+  InputSizes sizes;
+  for (const auto& [name, t] : tensors) sizes[name] = t.sizes();
+  return sizes;
+}
+
+// Measures the passed rows in [first, rows.size()) of one candidate file.
+void MeasureRows(std::vector<TuneRow>& rows, size_t first, const std::string& candidate_path,
+                 const std::string& fp32_path, const TuneOptions& options, const InputSizes& sizes,
+                 std::map<int, std::unique_ptr<autotune::InProcessBenchmark>>& benchmarks) {
+  for (size_t i = first; i < rows.size(); ++i) {
+    TuneRow& row = rows[i];
+    auto& bench = benchmarks[row.threads];
+    if (bench == nullptr) {
+      autotune::InProcessBenchmarkOptions b;
+      b.worker_executable = options.worker_executable;
+      b.threads = row.threads;
+      b.warmup = options.warmup;
+      b.iters = options.iters;
+      b.input_sizes = sizes;
+      b.timeout_s = options.timeout_s;
+      auto created = autotune::InProcessBenchmark::Create(b);
+      if (!created.ok()) {
+        row.status = TuneRow::Status::kFailed;
+        row.why = "measuring: " + created.status().message();
+        continue;
+      }
+      bench = std::move(created).value();
+    }
+    autotune::MeasureRequest request;
+    request.candidate_path = candidate_path;
+    request.reference_path = candidate_path == fp32_path ? "" : fp32_path;
+    request.rounds = options.rounds;
+    autotune::Measurement m = bench->Measure(request);
+    if (!m.ok()) {
+      row.status = TuneRow::Status::kFailed;
+      row.why = fmt::format("measuring failed ({}): {}",
+                            autotune::FailureKindName(m.failure, m.exit_code), m.detail);
+      continue;
+    }
+    row.latency_ms = autotune::Median(m.candidate_ms);
+    row.fp32_latency_ms =
+        m.reference_ms.empty() ? row.latency_ms : autotune::Median(m.reference_ms);
+    row.throughput = row.latency_ms > 0 ? 1000.0 / (row.latency_ms * row.threads) : 0;
+    if (options.show_progress) {
+      QTUNE_LOG_INFO("tune: {} threads {}: {:.3f} ms (fp32 {:.3f} ms)", row.candidate, row.threads,
+                     row.latency_ms, row.fp32_latency_ms);
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  ASSIGN_OR_RETURN(TuneStrategy strategy, ParseTuneStrategy(options.strategy));
+  TuneResult result;
+  result.strategy = options.strategy;
+  result.recipe = options.recipe;
+  result.min_sqnr_db = options.min_sqnr_db;
+  result.weights = FingerprintWeights(model);
+  result.cpu_note = CpuBf16Note();
+
+  ASSIGN_OR_RETURN(auto float_graph, BuildTunedGraph(model, nullptr));
+  if (options.calib_specs.empty()) {
+    return InvalidArgumentError(
+        "no calibration data: pass --calib FILE.npy|FILE.npz|DIR (a few hundred real samples)");
+  }
+  ASSIGN_OR_RETURN(auto source, quant::OpenCalibrationData(options.calib_specs, options.preprocess,
+                                                           *float_graph));
+  ASSIGN_OR_RETURN(result.input_sizes, MeasuredSizes(*float_graph, *source, options.batch_size));
+  ASSIGN_OR_RETURN(auto comparer,
+                   quant::OutputComparer::Create(*float_graph, *source, options.check_samples,
+                                                 options.threads.front()));
+  ASSIGN_OR_RETURN(WorkDir work, WorkDir::Make(options.work_dir));
+  const std::string fp32_path = work.File("fp32.onnx");
+  RETURN_IF_ERROR(ir::SaveModel(*float_graph, fp32_path));
+
+  std::map<int, std::unique_ptr<autotune::InProcessBenchmark>> benchmarks;
+  for (const std::string& candidate : options.candidates) {
+    const size_t first = result.rows.size();
+    for (int t : options.threads) {
+      TuneRow row;
+      row.candidate = candidate;
+      row.threads = t;
+      result.rows.push_back(row);
+    }
+    if (candidate == "bf16") {
+      FailRows(result.rows, first, TuneRow::Status::kSkipped,
+               "the engine has no bf16 kernels yet (see the --auto issue); " + result.cpu_note);
+      continue;
+    }
+    if (candidate == "autotuned" && options.autotune_dir.empty()) {
+      FailRows(result.rows, first, TuneRow::Status::kSkipped,
+               "no --autotune-dir given (run `qtune autotune` first)");
+      continue;
+    }
+    if (candidate == "autotuned" && !fs::exists(fs::path(options.autotune_dir) / "plan.json")) {
+      FailRows(result.rows, first, TuneRow::Status::kSkipped,
+               fmt::format("'{}' holds no plan.json", options.autotune_dir));
+      continue;
+    }
+    std::string path = fp32_path;
+    std::string note;
+    if (candidate == "fp32") {
+      for (size_t i = first; i < result.rows.size(); ++i) {
+        result.rows[i].sqnr_db = std::numeric_limits<double>::infinity();
+      }
+    } else {
+      if (options.show_progress) QTUNE_LOG_INFO("tune: building {}", candidate);
+      auto plan = MakePlan(model, candidate, options);
+      if (!plan.ok()) {
+        FailRows(result.rows, first, TuneRow::Status::kFailed, "build: " + plan.status().message());
+        continue;
+      }
+      auto built = BuildTunedGraph(model, &plan->plan);
+      if (!built.ok()) {
+        FailRows(result.rows, first, TuneRow::Status::kFailed,
+                 "export: " + built.status().message());
+        continue;
+      }
+      auto sqnr = comparer->Compare(**built);
+      if (!sqnr.ok()) {
+        FailRows(result.rows, first, TuneRow::Status::kFailed, "check: " + sqnr.status().message());
+        continue;
+      }
+      for (size_t i = first; i < result.rows.size(); ++i) result.rows[i].sqnr_db = sqnr->db;
+      if (!sqnr->non_finite_output.empty()) {
+        FailRows(result.rows, first, TuneRow::Status::kFailed,
+                 fmt::format("NaN or inf in output '{}'", sqnr->non_finite_output));
+        continue;
+      }
+      if (!(sqnr->db >= options.min_sqnr_db)) {
+        FailRows(result.rows, first, TuneRow::Status::kFailed,
+                 fmt::format("SQNR {:.1f} dB < {:.1f} dB", sqnr->db, options.min_sqnr_db));
+        continue;
+      }
+      path = work.File(candidate + ".onnx");
+      Status saved = ir::SaveModel(**built, path);
+      if (!saved.ok()) {
+        FailRows(result.rows, first, TuneRow::Status::kFailed, "save: " + saved.message());
+        continue;
+      }
+      note = plan->note;
+      result.plans[candidate] = std::move(plan->plan);
+    }
+    FailRows(result.rows, first, TuneRow::Status::kPassed, note);
+    MeasureRows(result.rows, first, path, fp32_path, options, result.input_sizes, benchmarks);
+  }
+
+  std::string note;
+  size_t chosen = PickTuneRow(result.rows, strategy, &note);
+  if (chosen == result.rows.size()) {
+    // Nothing passed: fp32 at the first thread count, measured or not.
+    chosen = result.rows.size();
+    for (size_t i = 0; i < result.rows.size(); ++i) {
+      if (result.rows[i].candidate == "fp32") {
+        chosen = i;
+        break;
+      }
+    }
+    if (chosen == result.rows.size()) {
+      TuneRow row;
+      row.candidate = "fp32";
+      row.threads = options.threads.front();
+      row.sqnr_db = std::numeric_limits<double>::infinity();
+      row.why = "not requested; the result when no candidate passes";
+      result.rows.push_back(row);
+    }
+    note = "no candidate passed: fp32";
+  }
+  result.chosen = chosen;
+  result.rows[chosen].chosen = true;
+  result.strategy_note = note;
+  return result;
+}
+
+}  // namespace qtune::tune
