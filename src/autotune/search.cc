@@ -149,16 +149,17 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
     result.patterns.push_back(std::move(report));
     return Status::Ok();
   }
-  // Seeds: the start placement's projections (regions may differ), all, none, extra seeds.
+  // Seeds: the incumbent's projections (regions may differ), the cache's and --import-qdq's
+  // schemes, all points, none.
   std::vector<std::string> seeds;
   for (size_t r = 0; r < pattern.regions.size() && seeds.size() < 3; ++r) {
     seeds.push_back(ProjectScheme(pattern, r, incumbent.placement));
   }
-  seeds.push_back(std::string(pattern.points.size(), '1'));
-  seeds.push_back(std::string(pattern.points.size(), '0'));
   if (auto it = options_.seeds.find(pattern.signature); it != options_.seeds.end()) {
     seeds.insert(seeds.end(), it->second.begin(), it->second.end());
   }
+  seeds.push_back(std::string(pattern.points.size(), '1'));
+  seeds.push_back(std::string(pattern.points.size(), '0'));
   const uint64_t pattern_seed = options_.seed ^ std::stoull(pattern.id.substr(0, 12), nullptr, 16);
   SchemeGenerator generator(static_cast<int>(pattern.points.size()), seeds,
                             options_.exhaustive_max_points, pattern_seed);

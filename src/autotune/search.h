@@ -2,8 +2,8 @@
 //
 // For each pattern (most nodes covered first) candidate schemes (one bit per insertion
 // point, applied to every region of the pattern) are proposed in this order:
-//   seeds (the rule-based placement's projections, all points, none, the pattern cache
-//   and --import-qdq), then every subset when the pattern has few points, otherwise
+//   seeds (the incumbent's projections, the pattern cache's and --import-qdq's schemes, all
+//   points, none), then every subset when the pattern has few points, otherwise
 //   single-point flips of the current best, then seeded random schemes.
 // Before a candidate is measured it is deduplicated twice: by placement hash (never
 // measure a placement twice) and by compiled plan (qtune's engine compiles it first; a

@@ -237,6 +237,54 @@ TEST_F(AutotuneCliTest, TornStateLogTailIsDroppedAndTheRunCompletes) {
   EXPECT_EQ(Report("t")["counts"]["measured"].get<int>(), 1);  // only the torn one
 }
 
+TEST_F(AutotuneCliTest, PatternCacheIsWrittenAndSeedsTheNextRun) {
+  const std::string cache = (dir_ / "cache.json").string();
+  const std::string flags = CommandFlags(kDeterministic) + " --pattern-cache " + cache;
+  auto first = RunQtuneCli(Args("c1", flags));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  auto text = ReadFile(cache);
+  ASSERT_TRUE(text.ok());
+  const nlohmann::json j = nlohmann::json::parse(*text);
+  EXPECT_EQ(j["format"], "qtune-pattern-cache");
+  ASSERT_FALSE(j["patterns"].empty());
+  for (const auto& p : Report("c1")["patterns"]) {
+    if (p["points"].get<int>() == 0) continue;
+    // The final scheme of every pattern is the first entry of its cache list.
+    EXPECT_EQ(j["patterns"][p["signature"].get<std::string>()][0], p["best_scheme"]);
+  }
+  auto second = RunQtuneCli(Args("c2", flags));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  // The second run proposes every cached best scheme among its first ones.
+  for (const auto& p : Report("c2")["patterns"]) {
+    if (p["points"].get<int>() == 0) continue;
+    const auto& cached = j["patterns"][p["signature"].get<std::string>()][0];
+    bool proposed = false;
+    for (const auto& s : p["schemes"]) proposed |= s["scheme"] == cached;
+    EXPECT_TRUE(proposed) << p["id"] << " " << cached;
+  }
+}
+
+TEST_F(AutotuneCliTest, MalformedPatternCacheIsBadInput) {
+  const std::string cache = (dir_ / "cache.json").string();
+  ASSERT_TRUE(WriteFileAtomic(cache, "{\"format\": \"something else\"}").ok());
+  auto r = RunQtuneCli(Args("m", CommandFlags(kDeterministic) + " --pattern-cache " + cache));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("cache.json"), std::string::npos) << r.out;
+}
+
+TEST_F(AutotuneCliTest, ImportQdqSeedsTheSearchWithAQuantizedModelsPlacement) {
+  const std::string qdq = (dir_ / "rules.onnx").string();
+  auto q = RunQtuneCli("quantize " + kModel + " -o " + qdq + " --calib " + kCalib +
+                       " --calib-samples 64");
+  ASSERT_EQ(q.exit_code, 0) << q.out;
+  auto r = RunQtuneCli(Args("i", CommandFlags(kDeterministic) + " --import-qdq " + qdq));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // A float model has no Q/DQ pair to import.
+  auto bad = RunQtuneCli(Args("j", CommandFlags(kDeterministic) + " --import-qdq " + kModel));
+  EXPECT_EQ(bad.exit_code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("QuantizeLinear"), std::string::npos) << bad.out;
+}
+
 TEST_F(AutotuneCliTest, OutputThatIsTheInputModelIsRefused) {
   auto r = RunQtuneCli("autotune " + kModel + " -o " + kModel + " --calib " + kCalib +
                        " --work-dir " + (dir_ / "x").string());
