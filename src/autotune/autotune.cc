@@ -41,6 +41,7 @@ nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
           {"preprocess", o.preprocess},
           {"max_calib_samples", o.max_calib_samples},
           {"mode", o.mode},
+          {"start", o.start},
           {"schemes_per_pattern", preset.schemes_per_pattern},
           {"rounds", preset.rounds},
           {"iters", preset.iters},
@@ -260,11 +261,16 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
         "` or the --benchmark-command; run again to retry (measurements are kept in " + log_path +
         ")");
   }
-  bool start_from_rule = baseline.ratio < 1.0;
+  if (o.start != "auto" && o.start != "rule" && o.start != "fp32") {
+    return InvalidArgumentError("--start must be auto, rule or fp32, not '" + o.start + "'");
+  }
+  const bool rule_is_faster = baseline.ratio < 1.0;
+  bool start_from_rule = o.start == "auto" ? rule_is_faster : o.start == "rule";
 
   // --min-sqnr: candidates (and the rule-based start) must keep the outputs at the target.
   std::unique_ptr<quant::OutputComparer> comparer;
   double rule_sqnr_db = 0;
+  bool rule_meets_accuracy = true;
   if (o.min_sqnr_db > 0) {
     ASSIGN_OR_RETURN(comparer, quant::OutputComparer::Create(float_graph, *source, o.sqnr_samples,
                                                              o.threads));
@@ -281,6 +287,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
           "the search starts from fp32",
           rule_sqnr_db, o.min_sqnr_db);
       start_from_rule = false;
+      rule_meets_accuracy = false;
     }
   }
 
@@ -300,12 +307,13 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   ASSIGN_OR_RETURN(SearchResult result,
                    searcher.Run(start_from_rule ? rule_placement : fp32_placement));
 
-  // 7. The guard: the tuned placement must not be slower than where the search started
-  // (the faster baseline). Wins were adopted one at a time against the incumbent of the
+  // 7. The guard: the tuned placement must not be slower than the faster baseline (that
+  // meets --min-sqnr). Wins were adopted one at a time against the incumbent of the
   // moment; measured as a whole against the start, twice, it must hold up, else the start
   // placement is kept (a performance guard, as ModelOpt's #2318 added).
-  const Placement& start = start_from_rule ? rule_placement : fp32_placement;
-  const std::string start_path = start_from_rule ? rule_path : fp32_path;
+  const bool guard_against_rule = rule_is_faster && rule_meets_accuracy;
+  const Placement& start = guard_against_rule ? rule_placement : fp32_placement;
+  const std::string start_path = guard_against_rule ? rule_path : fp32_path;
   bool guard_reverted = false;
   if (result.best != start) {
     RETURN_IF_ERROR(write_model(result.best, best_path));
@@ -320,7 +328,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
       QTUNE_LOG_WARNING(
           "autotune: the tuned placement did not hold up against the {} baseline as a whole; "
           "keeping the {} baseline's placement",
-          start_from_rule ? "rule-based" : "fp32", start_from_rule ? "rule-based" : "fp32");
+          guard_against_rule ? "rule-based" : "fp32", guard_against_rule ? "rule-based" : "fp32");
       result.best = start;
       guard_reverted = true;
       for (PatternReport& report : result.patterns) {

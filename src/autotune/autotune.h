@@ -46,6 +46,9 @@ struct AutotuneOptions {
   std::string recipe = "int8";
   int64_t max_calib_samples = 0;
   std::string mode = "default";
+  // Where the search starts: "auto" (the faster baseline), "rule" or "fp32". Whatever the
+  // start, the result is guarded against the faster baseline.
+  std::string start = "auto";
   int schemes_per_pattern = 0;  // 0: the mode's
   int threads = 1;
   double min_sqnr_db = 0;  // 0: no accuracy constraint

@@ -216,7 +216,7 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
     entry.candidate_ms = c.candidate_ms;
     entry.reference_ms = c.reference_ms;
     if (c.ok) noises_.push_back(c.noise);
-    if (c.ok && c.ratio < 1.0 - std::max(options_.min_gain, c.noise)) {
+    if (c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise)) {
       // A win: confirm it with a second measurement before adopting.
       ASSIGN_OR_RETURN(Comparison again,
                        measurer_.Compare(key + "/confirm", pattern.id, *scheme, write_files));
@@ -226,7 +226,7 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
         const double ratio = both.ratio, noise = both.noise;
         entry.ratio = ratio;
         entry.noise = noise;
-        if (ratio < 1.0 - std::max(options_.min_gain, noise)) {
+        if (ratio < 1.0 - std::max(options_.min_gain, 2 * noise)) {
           entry.adopted = true;
           result.ratio_to_start *= ratio;
           ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(candidate)));

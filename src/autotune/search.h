@@ -9,8 +9,8 @@
 // measure a placement twice) and by compiled plan (qtune's engine compiles it first; a
 // plan equal to the incumbent's or to one already measured against it runs the same
 // kernels, so measuring it would tell nothing). Each measurement compares the candidate
-// with the incumbent, interleaved; a win must exceed both `min_gain` and the noise seen in
-// that measurement, and is confirmed by a second measurement before it is adopted.
+// with the incumbent, interleaved; a win must exceed both `min_gain` and twice the noise
+// seen in that measurement, and is confirmed by a second measurement before it is adopted.
 #pragma once
 
 #include <functional>
@@ -45,8 +45,8 @@ std::vector<PatternInfo> GroupPatterns(const RegionTree& tree, const SignatureOp
 struct SearchOptions {
   int schemes_per_pattern = 8;    // measurements per pattern (replayed ones count)
   int exhaustive_max_points = 3;  // patterns with at most this many points: every subset
-  double min_gain = 0.01;         // a win must beat the incumbent by this fraction...
-  uint64_t seed = 0;              // ...and the noise; random schemes use this seed
+  double min_gain = 0.02;         // a win must beat the incumbent by this fraction...
+  uint64_t seed = 0;              // ...and twice the noise; random schemes use this seed
   std::string work_dir;           // models/ and candidate.onnx go there
   std::map<std::string, std::vector<int64_t>> input_sizes;  // to compile plan keys
   int threads = 1;

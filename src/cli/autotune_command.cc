@@ -75,6 +75,11 @@ void AddAutotuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--mode", t.mode, "quick | default | extensive (budget and repeats)")
       ->check(CLI::IsMember({"quick", "default", "extensive"}))
       ->capture_default_str();
+  cmd->add_option("--start", t.start,
+                  "Search from: auto (the faster baseline) | rule | fp32; the result is never "
+                  "slower than the faster baseline")
+      ->check(CLI::IsMember({"auto", "rule", "fp32"}))
+      ->capture_default_str();
   cmd->add_option("--schemes-per-pattern", t.schemes_per_pattern,
                   "Measurements per pattern (default: the mode's)")
       ->check(CLI::Range(1, 10000));
