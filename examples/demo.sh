@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # qtune's demo on the bundled example model (a Fashion-MNIST ResNet): describe it, run it
 # on 2000 real test images, quantize it to INT8 with 512 calibration images, check the
-# accuracy of the quantized model against fp32, and measure both latencies.
+# accuracy of the quantized model against fp32, measure both latencies, autotune the Q/DQ
+# placement by measuring, and tune the deployment into a checkpoint that `bench` loads.
 # Usage: examples/demo.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,3 +33,17 @@ for m in "$MODEL" "$OUT/fmnist_int8.onnx"; do
   echo "== qtune bench $m (batch 1, 1 thread)"
   "$QTUNE" bench "$m" --shape input=1x1x28x28 --iters 200 --warmup 20
 done
+
+echo
+echo "== qtune autotune (quick): which Q/DQ placement runs fastest here, measured"
+"$QTUNE" autotune "$MODEL" -o "$OUT/fmnist_tuned.onnx" --calib models/fmnist/calib_512.npy \
+  --calib-samples 128 --work-dir "$OUT/autotune" --mode quick
+
+echo
+echo "== qtune tune: the fastest correct deployment, saved as a weight-free checkpoint"
+"$QTUNE" tune "$MODEL" --calib models/fmnist/calib_512.npy --calib-samples 128 \
+  --autotune-dir "$OUT/autotune" -o "$OUT/fmnist.qtc"
+
+echo
+echo "== qtune bench $MODEL --checkpoint (the tuned deployment, rebuilt from the model's weights)"
+QTUNE_CACHE_DIR="$OUT/cache" "$QTUNE" bench "$MODEL" --checkpoint "$OUT/fmnist.qtc" --iters 200
