@@ -297,7 +297,6 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   search.work_dir = o.work_dir;
   search.input_sizes = sizes;
   search.threads = o.threads;
-  search.show_progress = o.show_progress;
   const std::string best_path = (fs::path(o.work_dir) / "best.onnx").string();
   search.on_new_best = [&](const ir::Graph& graph) -> Status {
     ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(graph));

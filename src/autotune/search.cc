@@ -228,7 +228,6 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
         entry.noise = noise;
         if (ratio < 1.0 - std::max(options_.min_gain, 2 * noise)) {
           entry.adopted = true;
-          result.ratio_to_start *= ratio;
           ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(candidate)));
           tried_plans.clear();
           QTUNE_LOG_INFO(

@@ -50,7 +50,6 @@ struct SearchOptions {
   std::string work_dir;           // models/ and candidate.onnx go there
   std::map<std::string, std::vector<int64_t>> input_sizes;  // to compile plan keys
   int threads = 1;
-  bool show_progress = true;
   // Extra seed schemes per pattern signature ("0110"...: the pattern cache, --import-qdq).
   std::map<std::string, std::vector<std::string>> seeds;
   // When set, a candidate whose outputs score below min_sqnr_db is not measured.
@@ -84,7 +83,6 @@ struct SearchResult {
   int skipped_same_plan = 0;
   int skipped_accuracy = 0;
   double noise_median = 0;    // over every measurement
-  double ratio_to_start = 1;  // product of the adopted wins (estimate)
 };
 
 class Searcher {
