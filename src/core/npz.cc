@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "core/libarchive_util.h"
 #include "core/logging.h"
 #include "core/npy.h"
 
@@ -24,21 +25,6 @@ constexpr size_t kWriteChunkBytes = size_t{64} << 20;
 constexpr std::string_view kNpySuffix = ".npy";
 // Fixed member timestamp (1980-01-01, the zip epoch) so equal inputs give equal archives.
 constexpr time_t kMemberMtime = 315532800;
-
-struct ReadArchiveDeleter {
-  void operator()(struct archive* a) const { archive_read_free(a); }
-};
-struct WriteArchiveDeleter {
-  void operator()(struct archive* a) const { archive_write_free(a); }
-};
-struct EntryDeleter {
-  void operator()(struct archive_entry* e) const { archive_entry_free(e); }
-};
-
-std::string ArchiveMessage(struct archive* a) {
-  const char* message = archive_error_string(a);
-  return message != nullptr ? message : "unknown libarchive error";
-}
 
 // Reads the current member's data, refusing to grow past kMaxMemberBytes.
 StatusOr<std::string> ReadMember(struct archive* a, struct archive_entry* entry,
@@ -59,8 +45,8 @@ StatusOr<std::string> ReadMember(struct archive* a, struct archive_entry* entry,
   while (true) {
     la_ssize_t n = archive_read_data(a, chunk.data(), chunk.size());
     if (n < 0) {
-      return DataLossError("'" + source + "': cannot decompress member: " + ArchiveMessage(a) +
-                           "; the archive is corrupt");
+      return DataLossError("'" + source + "': cannot decompress member: " +
+                           libarchive::ErrorMessage(a) + "; the archive is corrupt");
     }
     if (n == 0) break;
     if (static_cast<int64_t>(data.size()) + n > kMaxMemberBytes) {
@@ -113,7 +99,8 @@ Status WriteAll(struct archive* a, const void* data, size_t size, const std::str
   while (size > 0) {
     la_ssize_t n = archive_write_data(a, p, std::min(size, kWriteChunkBytes));
     if (n <= 0) {
-      return DataLossError("'" + source + "': cannot write member data: " + ArchiveMessage(a));
+      return DataLossError("'" + source +
+                           "': cannot write member data: " + libarchive::ErrorMessage(a));
     }
     p += n;
     size -= static_cast<size_t>(n);
@@ -132,12 +119,12 @@ StatusOr<NpzEntries> ReadNpz(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError("'" + path + "' is not a regular file");
 
-  std::unique_ptr<struct archive, ReadArchiveDeleter> a(archive_read_new());
+  libarchive::ReadArchive a(archive_read_new());
   if (!a) return InternalError("libarchive: out of memory opening '" + path + "'");
   archive_read_support_format_zip(a.get());
   if (archive_read_open_filename(a.get(), path.c_str(), 1 << 16) != ARCHIVE_OK) {
     return InvalidArgumentError("cannot open '" + path +
-                                "' as a .npz (zip) archive: " + ArchiveMessage(a.get()));
+                                "' as a .npz (zip) archive: " + libarchive::ErrorMessage(a.get()));
   }
 
   NpzEntries entries;
@@ -149,7 +136,7 @@ StatusOr<NpzEntries> ReadNpz(const std::string& path) {
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
       std::string where = entries.empty() ? "" : " after member '" + entries.back().first + ".npy'";
       return InvalidArgumentError("'" + path + "' is not a readable .npz (zip) archive" + where +
-                                  ": " + ArchiveMessage(a.get()));
+                                  ": " + libarchive::ErrorMessage(a.get()));
     }
     const char* raw_name = archive_entry_pathname(entry);
     const std::string name = raw_name != nullptr ? raw_name : "";
@@ -203,19 +190,20 @@ Status WriteNpz(const std::string& path, const NpzEntries& entries,
   FdCloser fd_closer(fd);
   TempFileGuard tmp_guard(tmp);
 
-  std::unique_ptr<struct archive, WriteArchiveDeleter> a(archive_write_new());
+  libarchive::WriteArchive a(archive_write_new());
   if (!a) return InternalError("libarchive: out of memory writing '" + path + "'");
   if (archive_write_set_format_zip(a.get()) != ARCHIVE_OK ||
       (options.compress ? archive_write_zip_set_compression_deflate(a.get())
                         : archive_write_zip_set_compression_store(a.get())) != ARCHIVE_OK ||
       archive_write_open_fd(a.get(), fd) != ARCHIVE_OK) {
-    return InternalError("cannot start zip archive '" + tmp + "': " + ArchiveMessage(a.get()));
+    return InternalError("cannot start zip archive '" + tmp +
+                         "': " + libarchive::ErrorMessage(a.get()));
   }
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& [key, tensor] = entries[i];
     const std::string member = key + std::string(kNpySuffix);
     const std::string source = path + ":" + member;
-    std::unique_ptr<struct archive_entry, EntryDeleter> entry(archive_entry_new());
+    libarchive::Entry entry(archive_entry_new());
     archive_entry_set_pathname(entry.get(), member.c_str());
     archive_entry_set_filetype(entry.get(), AE_IFREG);
     archive_entry_set_perm(entry.get(), 0644);
@@ -224,16 +212,18 @@ Status WriteNpz(const std::string& path, const NpzEntries& entries,
                            static_cast<la_int64_t>(headers[i].size() + tensor.byte_size()));
     if (archive_write_header(a.get(), entry.get()) != ARCHIVE_OK) {
       return DataLossError("'" + source +
-                           "': cannot write member header: " + ArchiveMessage(a.get()));
+                           "': cannot write member header: " + libarchive::ErrorMessage(a.get()));
     }
     RETURN_IF_ERROR(WriteAll(a.get(), headers[i].data(), headers[i].size(), source));
     RETURN_IF_ERROR(WriteAll(a.get(), tensor.raw_data(), tensor.byte_size(), source));
     if (archive_write_finish_entry(a.get()) != ARCHIVE_OK) {
-      return DataLossError("'" + source + "': cannot finish member: " + ArchiveMessage(a.get()));
+      return DataLossError("'" + source +
+                           "': cannot finish member: " + libarchive::ErrorMessage(a.get()));
     }
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK) {
-    return DataLossError("cannot finish zip archive '" + tmp + "': " + ArchiveMessage(a.get()));
+    return DataLossError("cannot finish zip archive '" + tmp +
+                         "': " + libarchive::ErrorMessage(a.get()));
   }
   a.reset();
   if (::fsync(fd) != 0) {

@@ -4,6 +4,7 @@
 #include <archive_entry.h>
 #include <fmt/format.h>
 
+#include "core/libarchive_util.h"
 #include "tune/checkpoint.h"
 
 namespace qtune::tune::internal {
@@ -12,18 +13,6 @@ namespace {
 // Fixed entry timestamp (1980-01-01) so equal contents give equal archives.
 constexpr time_t kEntryMtime = 315532800;
 constexpr size_t kReadChunkBytes = size_t{1} << 16;
-
-struct WriteArchiveDeleter {
-  void operator()(struct archive* a) const { archive_write_free(a); }
-};
-struct EntryDeleter {
-  void operator()(struct archive_entry* e) const { archive_entry_free(e); }
-};
-
-std::string ArchiveMessage(struct archive* a) {
-  const char* message = archive_error_string(a);
-  return message != nullptr ? message : "unknown libarchive error";
-}
 
 la_ssize_t AppendToString(struct archive*, void* client, const void* buffer, size_t length) {
   static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
@@ -53,11 +42,11 @@ const char* FileTypeName(mode_t type) {
 
 StatusOr<std::string> WriteTarGz(
     const std::vector<std::pair<std::string, std::string_view>>& entries) {
-  std::unique_ptr<struct archive, WriteArchiveDeleter> a(archive_write_new());
+  libarchive::WriteArchive a(archive_write_new());
   if (!a) return InternalError("libarchive: out of memory");
   auto fail = [&](const std::string& what) {
     return InternalError("cannot write checkpoint archive: " + what + ": " +
-                         ArchiveMessage(a.get()));
+                         libarchive::ErrorMessage(a.get()));
   };
   if (archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK) return fail("gzip filter");
   // No timestamp in the gzip header: the same entries must give the same bytes.
@@ -73,7 +62,7 @@ StatusOr<std::string> WriteTarGz(
     return fail("open");
   }
   for (const auto& [name, data] : entries) {
-    std::unique_ptr<struct archive_entry, EntryDeleter> entry(archive_entry_new());
+    libarchive::Entry entry(archive_entry_new());
     archive_entry_set_pathname(entry.get(), name.c_str());
     archive_entry_set_filetype(entry.get(), AE_IFREG);
     archive_entry_set_perm(entry.get(), 0644);
@@ -114,7 +103,7 @@ StatusOr<std::string> TarGzReader::Next() {
     archive_read_support_format_tar(archive_);
     if (archive_read_open_memory(archive_, bytes_.data(), bytes_.size()) != ARCHIVE_OK) {
       return Error("not a readable gzip-compressed tar archive (truncated or corrupt): " +
-                   ArchiveMessage(archive_));
+                   libarchive::ErrorMessage(archive_));
     }
     opened_ = true;
   }
@@ -126,7 +115,7 @@ StatusOr<std::string> TarGzReader::Next() {
     return Error(
         fmt::format("cannot read the header after {} entries (truncated or corrupt "
                     "archive): {}",
-                    entries_, ArchiveMessage(archive_)));
+                    entries_, libarchive::ErrorMessage(archive_)));
   }
   const char* raw = archive_entry_pathname(entry);
   if (raw == nullptr) return Error(fmt::format("entry {} has no readable name", entries_));
@@ -171,7 +160,8 @@ Status TarGzReader::ReadData(const std::function<Status(std::string_view)>& sink
     la_ssize_t n = archive_read_data(archive_, chunk.data(), chunk.size());
     if (n == 0) break;
     if (n < 0) {
-      return Error("entry '" + current_ + "' is truncated or corrupt: " + ArchiveMessage(archive_));
+      return Error("entry '" + current_ +
+                   "' is truncated or corrupt: " + libarchive::ErrorMessage(archive_));
     }
     entry_bytes += n;
     total_bytes_ += n;
