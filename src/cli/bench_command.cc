@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/checkpoint_flags.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/tensor_args.h"
@@ -26,9 +27,7 @@ struct BenchOptions {
   bool reference = false;
   bool profile = false;
   bool json = false;
-  std::string checkpoint;  // a `qtune tune` checkpoint: the session comes from LoadTuned
-  bool no_verify = false;
-  bool allow_weight_mismatch = false;
+  CheckpointFlags tuned;  // a `qtune tune` checkpoint: the session comes from LoadTuned
 };
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
@@ -41,7 +40,7 @@ int Bench(const BenchOptions& options) {
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   auto shapes = ParseShapes(options.shapes);
   if (!shapes.ok()) return ReportAndExitCode(shapes.status());
-  if (!options.checkpoint.empty() && options.reference) {
+  if (options.tuned.given() && options.reference) {
     std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
     return kExitUsage;
   }
@@ -49,7 +48,7 @@ int Bench(const BenchOptions& options) {
   std::unique_ptr<runtime::Session> session;
   std::map<std::string, std::vector<int64_t>> tuned_sizes;
   int threads = options.threads;
-  if (options.checkpoint.empty()) {
+  if (!options.tuned.given()) {
     runtime::SessionOptions session_options;
     session_options.threads = options.threads;
     session_options.use_onednn = !options.reference;
@@ -58,16 +57,14 @@ int Bench(const BenchOptions& options) {
     if (!created.ok()) return ReportAndExitCode(created.status());
     session = std::move(created).value();
   } else {
-    tune::LoadTunedOptions load;
-    load.verify = !options.no_verify;
-    load.allow_weight_mismatch = options.allow_weight_mismatch;
-    auto tuned = tune::LoadTunedSession(**graph, options.checkpoint, load);
+    auto tuned =
+        tune::LoadTunedSession(**graph, options.tuned.checkpoint, options.tuned.LoadOptions());
     if (!tuned.ok()) return ReportAndExitCode(tuned.status());
     session = std::move(tuned->session);
     tuned_sizes = tuned->input_sizes;
     threads = tuned->threads;
     if (!options.json) {
-      std::printf("checkpoint %s: %s, %d thread(s)%s\n", options.checkpoint.c_str(),
+      std::printf("checkpoint %s: %s, %d thread(s)%s\n", options.tuned.checkpoint.c_str(),
                   tuned->candidate.c_str(), tuned->threads, tuned->reused_cache ? " (cached)" : "");
     }
   }
@@ -95,7 +92,7 @@ int Bench(const BenchOptions& options) {
   if (options.json) {
     nlohmann::json j = {{"model", options.model_path},
                         {"threads", threads},
-                        {"checkpoint", options.checkpoint},
+                        {"checkpoint", options.tuned.checkpoint},
                         {"iters", options.iters},
                         {"warmup", options.warmup},
                         {"median_ms", median},
@@ -142,13 +139,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--profile", options->profile,
                 "Time every step and print where the time goes (adds a little overhead)");
   cmd->add_flag("--json", options->json, "Print the result as JSON");
-  cmd->add_option("--checkpoint", options->checkpoint,
-                  "Measure the configuration a `qtune tune` checkpoint holds (its threads and "
-                  "input sizes, its quantization decisions applied to MODEL's weights)");
-  cmd->add_flag("--no-verify", options->no_verify,
-                "Do not check the checkpoint against its .sha256 file (unsafe)");
-  cmd->add_flag("--allow-weight-mismatch", options->allow_weight_mismatch,
-                "Load a checkpoint tuned on other weights: rebuild from MODEL's weights, warn");
+  AddCheckpointFlags(cmd, options->tuned, "Measure");
   cmd->callback([options, exit_code] { *exit_code = Bench(*options); });
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/checkpoint_flags.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
@@ -26,9 +27,7 @@ struct RunOptions {
   bool reference = false;
   bool print_plan = false;
   bool json = false;
-  std::string checkpoint;  // a `qtune tune` checkpoint: the session comes from LoadTuned
-  bool no_verify = false;
-  bool allow_weight_mismatch = false;
+  CheckpointFlags tuned;  // a `qtune tune` checkpoint: the session comes from LoadTuned
 };
 
 nlohmann::json DescribeOutput(const std::string& name, const Tensor& t) {
@@ -49,7 +48,7 @@ nlohmann::json DescribeOutput(const std::string& name, const Tensor& t) {
 
 int RunModel(const RunOptions& options) {
   std::vector<std::string> input_paths = {options.model_path};
-  if (!options.checkpoint.empty()) input_paths.push_back(options.checkpoint);
+  if (options.tuned.given()) input_paths.push_back(options.tuned.checkpoint);
   for (const std::string& arg : options.inputs) input_paths.push_back(InputArgPath(arg));
   if (int code = CheckOutputIsNotAnInput("-o", options.output_path, input_paths); code != kExitOk) {
     return code;
@@ -59,7 +58,7 @@ int RunModel(const RunOptions& options) {
   auto inputs = LoadInputs(options.inputs);
   if (!inputs.ok()) return ReportAndExitCode(inputs.status());
   StatusOr<std::unique_ptr<runtime::Session>> session = InternalError("no session");
-  if (options.checkpoint.empty()) {
+  if (!options.tuned.given()) {
     runtime::SessionOptions session_options;
     session_options.threads = options.threads;
     session_options.use_onednn = !options.reference;
@@ -69,10 +68,7 @@ int RunModel(const RunOptions& options) {
       std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
       return kExitUsage;
     }
-    tune::LoadTunedOptions load;
-    load.verify = !options.no_verify;
-    load.allow_weight_mismatch = options.allow_weight_mismatch;
-    session = tune::LoadTuned(**graph, options.checkpoint, load);
+    session = tune::LoadTuned(**graph, options.tuned.checkpoint, options.tuned.LoadOptions());
   }
   if (!session.ok()) return ReportAndExitCode(session.status());
   auto outputs = (*session)->Run(*inputs);
@@ -124,13 +120,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                 "Use only the reference kernels (slow; the correctness oracle)");
   cmd->add_flag("--print-plan", options->print_plan, "Print the compiled plan to stderr");
   cmd->add_flag("--json", options->json, "Print output summaries as JSON");
-  cmd->add_option("--checkpoint", options->checkpoint,
-                  "Run the configuration a `qtune tune` checkpoint holds (its threads, its "
-                  "quantization decisions applied to MODEL's weights)");
-  cmd->add_flag("--no-verify", options->no_verify,
-                "Do not check the checkpoint against its .sha256 file (unsafe)");
-  cmd->add_flag("--allow-weight-mismatch", options->allow_weight_mismatch,
-                "Load a checkpoint tuned on other weights: rebuild from MODEL's weights, warn");
+  AddCheckpointFlags(cmd, options->tuned, "Run");
   cmd->callback([options, exit_code] { *exit_code = RunModel(*options); });
 }
 
