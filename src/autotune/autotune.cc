@@ -272,8 +272,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   double rule_sqnr_db = 0;
   bool rule_meets_accuracy = true;
   if (o.min_sqnr_db > 0) {
-    ASSIGN_OR_RETURN(comparer, quant::OutputComparer::Create(float_graph, *source, o.sqnr_samples,
-                                                             o.threads));
+    ASSIGN_OR_RETURN(
+        comparer, quant::OutputComparer::Create(float_graph, *source, o.sqnr_samples, o.threads));
     search.sqnr = [&](const ir::Graph& graph) -> StatusOr<double> {
       ASSIGN_OR_RETURN(quant::OutputSqnr sqnr, comparer->Compare(graph));
       return sqnr.db;
@@ -316,7 +316,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   bool guard_reverted = false;
   if (result.best != start) {
     RETURN_IF_ERROR(write_model(result.best, best_path));
-    const std::string guard_key = "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
+    const std::string guard_key =
+        "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
     auto guard_files = [&]() -> StatusOr<std::pair<std::string, std::string>> {
       return std::make_pair(best_path, start_path);
     };

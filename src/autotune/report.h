@@ -22,8 +22,8 @@ struct ReportInputs {
   double rule_sqnr_db = 0;  // with --min-sqnr
   int leaf_regions = 0;
   const SearchResult* search = nullptr;
-  Comparison vs_fp32;  // final model against fp32
-  Comparison vs_rule;  // final model against the rule-based placement
+  Comparison vs_fp32;           // final model against fp32
+  Comparison vs_rule;           // final model against the rule-based placement
   bool guard_reverted = false;  // the tuned placement lost to the start as a whole
   MeasurerCounters counters;
   double elapsed_s = 0;

@@ -82,7 +82,7 @@ struct SearchResult {
   int skipped_same_placement = 0;
   int skipped_same_plan = 0;
   int skipped_accuracy = 0;
-  double noise_median = 0;    // over every measurement
+  double noise_median = 0;  // over every measurement
 };
 
 class Searcher {

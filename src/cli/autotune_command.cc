@@ -32,11 +32,13 @@ int Autotune(AutotuneCliOptions& o) {
   o.tune.worker_executable = SelfExecutable();
   if (o.json) SetProgressEnabled(false);
   o.tune.show_progress = !o.json;
-  struct stat in_stat {}, out_stat {};
+  struct stat in_stat {
+  }, out_stat{};
   if (stat(o.tune.model_path.c_str(), &in_stat) == 0 &&
       stat(o.tune.output_path.c_str(), &out_stat) == 0 && in_stat.st_dev == out_stat.st_dev &&
       in_stat.st_ino == out_stat.st_ino) {
-    std::fprintf(stderr, "qtune: error: -o %s is the input model; write the tuned model elsewhere\n",
+    std::fprintf(stderr,
+                 "qtune: error: -o %s is the input model; write the tuned model elsewhere\n",
                  o.tune.output_path.c_str());
     return kExitUsage;
   }
@@ -92,7 +94,8 @@ void AddAutotuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--timeout", t.timeout_s, "Seconds one measurement may take")
       ->check(CLI::Range(0.01, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--retries", t.retries, "Retries of a timed-out, crashed or unreachable measurement")
+  cmd->add_option("--retries", t.retries,
+                  "Retries of a timed-out, crashed or unreachable measurement")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--seed", t.seed, "Seed of the random schemes")->capture_default_str();

@@ -98,8 +98,8 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
   }
   FallbackReport report;
   report.target_db = options.min_sqnr_db;
-  ASSIGN_OR_RETURN(auto comparer,
-                   OutputComparer::Create(float_graph, source, options.max_samples, options.threads));
+  ASSIGN_OR_RETURN(auto comparer, OutputComparer::Create(float_graph, source, options.max_samples,
+                                                         options.threads));
   report.samples = comparer->samples();
   report.measured = comparer->measured();
   PlanMeter meter(float_graph, *comparer);

@@ -1,11 +1,11 @@
 #include "quant/output_sqnr.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
-
-#include <fmt/format.h>
 
 namespace qtune::quant {
 namespace {
@@ -28,8 +28,8 @@ StatusOr<SampleBatches> LoadSamples(const ir::Graph& graph, CalibrationSource& s
   const int64_t batch = fixed.value_or(total);
   total = total / batch * batch;
   if (total <= 0) {
-    return InvalidArgumentError(fmt::format(
-        "output SQNR: {} gives no full batch of {} samples", source.Describe(), batch));
+    return InvalidArgumentError(
+        fmt::format("output SQNR: {} gives no full batch of {} samples", source.Describe(), batch));
   }
   for (int64_t first = 0; first < total; first += batch) {
     ASSIGN_OR_RETURN(auto tensors, source.Batch(first, batch));
@@ -87,8 +87,7 @@ StatusOr<Outputs> RunGraph(const ir::Graph& graph, const std::vector<std::string
 
 StatusOr<std::unique_ptr<OutputComparer>> OutputComparer::Create(const ir::Graph& float_graph,
                                                                  CalibrationSource& source,
-                                                                 int64_t max_samples,
-                                                                 int threads) {
+                                                                 int64_t max_samples, int threads) {
   std::unique_ptr<OutputComparer> c(new OutputComparer());
   c->threads_ = threads;
   ASSIGN_OR_RETURN(SampleBatches samples, LoadSamples(float_graph, source, max_samples));
@@ -114,7 +113,6 @@ StatusOr<OutputSqnr> OutputComparer::Compare(const ir::Graph& quantized) const {
   ASSIGN_OR_RETURN(Outputs outputs, RunGraph(quantized, names_, batches_, threads_));
   return MeasureOutputSqnr(reference_, outputs);
 }
-
 
 OutputSqnr MeasureOutputSqnr(const std::vector<runtime::NamedTensors>& reference,
                              const std::vector<runtime::NamedTensors>& measured) {

@@ -79,11 +79,10 @@ class AutotuneCliTest : public ::testing::Test {
   fs::path dir_;
 };
 
-
 std::vector<std::string> BestSchemes(const nlohmann::json& report) {
   std::vector<std::string> schemes;
-  for (const auto& p : report["patterns"]) schemes.push_back(p["id"].get<std::string>() + "=" +
-                                                             p["best_scheme"].get<std::string>());
+  for (const auto& p : report["patterns"])
+    schemes.push_back(p["id"].get<std::string>() + "=" + p["best_scheme"].get<std::string>());
   return schemes;
 }
 

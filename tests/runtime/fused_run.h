@@ -19,8 +19,7 @@ struct FusedRun {
   std::string plan;                // Plan::ToString(), for failure messages
 };
 
-inline StatusOr<FusedRun> RunFusedAndReference(const ir::Graph& graph,
-                                               const NamedTensors& inputs) {
+inline StatusOr<FusedRun> RunFusedAndReference(const ir::Graph& graph, const NamedTensors& inputs) {
   FusedRun run;
   ASSIGN_OR_RETURN(run.want, RunReference(graph, inputs));
   ASSIGN_OR_RETURN(auto session, Session::Create(graph, SessionOptions{}));
