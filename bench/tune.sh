@@ -38,8 +38,10 @@ tune() {
     const t = require(process.argv[1]), b = require(process.argv[2]);
     const row = t.table.find((r) => r.chosen);
     const kb = (require("fs").statSync(process.argv[3]).size / 1024).toFixed(1);
+    const bf16 = t.table.find((r) => r.candidate === "bf16" && r.threads === row.threads);
+    const bf16ms = bf16 && typeof bf16.latency_ms === "number" ? bf16.latency_ms.toFixed(3) : "-";
     console.log(`| ${process.argv[4]} | ${row.candidate} | ${row.threads} | ` +
-      `${row.fp32_latency_ms.toFixed(3)} | ${row.latency_ms.toFixed(3)} | ` +
+      `${row.fp32_latency_ms.toFixed(3)} | ${bf16ms} | ${row.latency_ms.toFixed(3)} | ` +
       `${b.median_ms.toFixed(3)} | ${(b.median_ms / row.latency_ms).toFixed(2)} | ${kb} |`);
   ' "$PWD/$out/$name.tune.json" "$PWD/$out/$name.bench.json" "$out/$name.qtc" "$name")")
 }
@@ -52,6 +54,6 @@ tune resnet18 "$resnet" --calib "$images" --preprocess "resize=256,crop=224,$ima
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), threads tried $threads"
 echo
-echo "| model | chosen | threads | fp32 ms (tune) | tuned ms (tune) | bench --checkpoint ms | bench / tune | checkpoint KiB |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| model | chosen | threads | fp32 ms (tune) | bf16 ms (tune) | tuned ms (tune) | bench --checkpoint ms | bench / tune | checkpoint KiB |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

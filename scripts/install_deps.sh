@@ -12,6 +12,7 @@ PACKAGES=(
   libjpeg62-turbo-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
+  redis-server libhiredis-dev
 )
 # Node.js runs ONNX Runtime (the peer qtune is checked and measured against).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -8,6 +8,7 @@
 
 #include "autotune/benchmark_command.h"
 #include "autotune/benchmark_inprocess.h"
+#include "autotune/benchmark_redis.h"
 #include "autotune/import_qdq.h"
 #include "autotune/measurer.h"
 #include "autotune/pattern.h"
@@ -56,6 +57,40 @@ nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
           {"import_qdq_sha256", import_sha}};
 }
 
+RedisBenchmarkOptions RedisOptions(const AutotuneOptions& o, const ModePreset& preset,
+                                   const InputSizes& sizes) {
+  RedisBenchmarkOptions b;
+  b.url = o.redis_url;
+  b.queue = o.queue;
+  b.warmup = preset.warmup;
+  b.iters = preset.iters;
+  b.input_sizes = sizes;
+  b.seed = o.seed;
+  b.timeout_s = o.timeout_s;
+  b.worker_wait_s = o.worker_wait_s;
+  b.allow_mixed_workers = o.allow_mixed_workers;
+  return b;
+}
+
+// --benchmark redis: Redis and a worker must be there before calibration starts, so a
+// missing one is an error within seconds (the benchmark checks again when created).
+Status PrecheckBenchmark(const AutotuneOptions& o) {
+  if (o.benchmark != "redis") {
+    if (!o.redis_url.empty()) return InvalidArgumentError("--redis needs --benchmark redis");
+    return Status::Ok();
+  }
+  if (o.redis_url.empty()) {
+    return InvalidArgumentError("--benchmark redis needs --redis redis://HOST:PORT/DB");
+  }
+  if (!o.benchmark_command.empty()) {
+    return InvalidArgumentError(
+        "--benchmark-command is for --benchmark command; give it to the workers instead "
+        "(qtune worker --benchmark-command ...)");
+  }
+  ASSIGN_OR_RETURN(auto bench, RedisBenchmark::Create(RedisOptions(o, ModePreset{}, {})));
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
                                                    const ModePreset& preset,
                                                    const InputSizes& sizes) {
@@ -87,8 +122,12 @@ StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
     ASSIGN_OR_RETURN(auto bench, CommandBenchmark::Create(b));
     return std::unique_ptr<Benchmark>(std::move(bench));
   }
-  return InvalidArgumentError("--benchmark must be inprocess or command, not '" + o.benchmark +
-                              "'");
+  if (o.benchmark == "redis") {
+    ASSIGN_OR_RETURN(auto bench, RedisBenchmark::Create(RedisOptions(o, preset, sizes)));
+    return std::unique_ptr<Benchmark>(std::move(bench));
+  }
+  return InvalidArgumentError("--benchmark must be inprocess, command or redis, not '" +
+                              o.benchmark + "'");
 }
 
 // Sizes of one sample (batch 1, or the model's fixed batch) for measuring.
@@ -145,6 +184,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   fs::create_directories(o.work_dir, ec);
   if (ec)
     return InvalidArgumentError("cannot create --work-dir " + o.work_dir + ": " + ec.message());
+  RETURN_IF_ERROR(PrecheckBenchmark(o));
 
   // 1. The rule-based plan, calibrated (the `qtune quantize` flow without export).
   ASSIGN_OR_RETURN(std::string model_sha, Sha256File(o.model_path));

@@ -56,7 +56,7 @@ struct AutotuneOptions {
   double timeout_s = 60;
   int retries = 2;
   uint64_t seed = 0;
-  std::string benchmark = "inprocess";  // or "command"
+  std::string benchmark = "inprocess";  // or "command", "redis"
   std::string benchmark_command;        // with {model}
   std::string latency_regex;            // empty: the default
   std::string pattern_cache;            // file; read for seeds, written at the end
@@ -65,6 +65,12 @@ struct AutotuneOptions {
   bool force_new = false;
   bool show_progress = true;
   std::string worker_executable;  // the qtune binary (in-process back end)
+  // --benchmark redis: `qtune worker`s reached through Redis (benchmark_redis.h). The URL
+  // may hold a password: it is never logged nor written to the state log or report.
+  std::string redis_url;
+  std::string queue = "default";
+  bool allow_mixed_workers = false;
+  double worker_wait_s = 10;  // how long to wait for a worker at start
 };
 
 // The report (also written to <work_dir>/report.json). Errors: bad options, data or model

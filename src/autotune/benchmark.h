@@ -36,6 +36,9 @@ struct MeasureRequest {
   std::string reference_path;  // empty: measure the candidate alone
   int rounds = 3;              // alternations candidate/reference; one median per round
   double timeout_s = 0;        // > 0: overrides the back end's timeout for this request
+  // The candidate runs with fp32 Conv/MatMul/Gemm computed in bfloat16 (SessionOptions::
+  // bf16): the `bf16` tuning candidate. Back ends that cannot do it fail with kBuild.
+  bool candidate_bf16 = false;
 };
 
 struct Measurement {

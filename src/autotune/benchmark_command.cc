@@ -175,6 +175,13 @@ Measurement CommandBenchmark::RunOnce(const std::string& model_path, double time
 Measurement CommandBenchmark::Measure(const MeasureRequest& request) {
   double timeout_s = request.timeout_s > 0 ? request.timeout_s : options_.timeout_s;
   Measurement result;
+  if (request.candidate_bf16) {
+    result.failure = FailureKind::kBuild;
+    result.detail =
+        "an external benchmark command cannot be told to compute in bf16; measure the bf16 "
+        "candidate with the in-process benchmark";
+    return result;
+  }
   if (request.candidate_path.empty() || request.rounds < 1) {
     result.failure = FailureKind::kUnparsable;
     result.detail = "a measurement needs a candidate path and rounds >= 1";

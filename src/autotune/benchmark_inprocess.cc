@@ -91,6 +91,7 @@ Measurement InProcessBenchmark::Measure(const MeasureRequest& request) {
                          {"iters", options_.iters},
                          {"warmup", options_.warmup},
                          {"threads", options_.threads},
+                         {"candidate_bf16", request.candidate_bf16},
                          {"shapes", shapes},
                          {"seed", options_.seed}};
   double timeout_s = request.timeout_s > 0 ? request.timeout_s : options_.timeout_s;

@@ -29,6 +29,7 @@ struct WorkerRequest {
   int iters = 10;
   int warmup = 3;
   int threads = 1;
+  bool candidate_bf16 = false;  // SessionOptions::bf16 for the candidate
   Sizes shapes;
   uint64_t seed = 0;
 };
@@ -77,6 +78,11 @@ StatusOr<WorkerRequest> ParseRequest(const std::string& line) {
   ASSIGN_OR_RETURN(request.iters, ReadInt(j, "iters", 10, 1, 10000000));
   ASSIGN_OR_RETURN(request.warmup, ReadInt(j, "warmup", 3, 0, 10000000));
   ASSIGN_OR_RETURN(request.threads, ReadInt(j, "threads", 1, 1, 1024));
+  if (auto bf16 = j.find("candidate_bf16"); bf16 != j.end()) {
+    if (!bf16->is_boolean())
+      return InvalidArgumentError("\"candidate_bf16\" must be true or false");
+    request.candidate_bf16 = bf16->get<bool>();
+  }
   if (auto seed = j.find("seed"); seed != j.end()) {
     if (!seed->is_number_unsigned()) {
       return InvalidArgumentError("\"seed\" must be a non-negative integer");
@@ -112,10 +118,12 @@ StatusOr<ModelKey> KeyOf(const std::string& path, int threads) {
                   threads};
 }
 
-StatusOr<std::unique_ptr<runtime::Session>> LoadSession(const std::string& path, int threads) {
+StatusOr<std::unique_ptr<runtime::Session>> LoadSession(const std::string& path, int threads,
+                                                        bool bf16 = false) {
   ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, ir::LoadModel(path));
   runtime::SessionOptions options;
   options.threads = threads;
+  options.bf16 = bf16;
   StatusOr<std::unique_ptr<runtime::Session>> session = runtime::Session::Create(*graph, options);
   if (!session.ok()) return session.status().WithContext(path);
   return session;
@@ -203,7 +211,7 @@ class Worker {
   // A build error (load, compile or run): the reply's "build" kind.
   StatusOr<nlohmann::json> Measure(const WorkerRequest& request) {
     ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> candidate_session,
-                     LoadSession(request.candidate, request.threads));
+                     LoadSession(request.candidate, request.threads, request.candidate_bf16));
     ASSIGN_OR_RETURN(Prepared candidate, Prepare(*candidate_session, request, request.candidate));
     std::optional<Prepared> reference;
     if (!request.reference.empty()) {

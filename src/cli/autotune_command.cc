@@ -99,14 +99,25 @@ void AddAutotuneCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--seed", t.seed, "Seed of the random schemes")->capture_default_str();
-  cmd->add_option("--benchmark", t.benchmark, "inprocess (qtune's engine) | command")
-      ->check(CLI::IsMember({"inprocess", "command"}))
+  cmd->add_option("--benchmark", t.benchmark,
+                  "inprocess (qtune's engine) | command | redis (qtune workers, docs/workers.md)")
+      ->check(CLI::IsMember({"inprocess", "command", "redis"}))
       ->capture_default_str();
   cmd->add_option("--benchmark-command", t.benchmark_command,
                   "Measuring command with {model}, e.g. 'trtexec --onnx={model}'");
   cmd->add_option("--latency-regex", t.latency_regex,
                   "Regex whose first group is the latency in ms (default: qtune bench --json's "
                   "median_ms and trtexec's GPU Compute Time median)");
+  cmd->add_option("--redis", t.redis_url,
+                  "With --benchmark redis: redis://[:PASSWORD@]HOST[:PORT][/DB]");
+  cmd->add_option("--queue", t.queue, "With --benchmark redis: the workers' queue")
+      ->capture_default_str();
+  cmd->add_option("--worker-wait", t.worker_wait_s,
+                  "With --benchmark redis: seconds to wait for a worker at start")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_flag("--allow-mixed-workers", t.allow_mixed_workers,
+                "With --benchmark redis: also use workers on machines unlike the first one's");
   cmd->add_option("--pattern-cache", t.pattern_cache,
                   "JSON file of the best schemes per pattern: seeds this run, updated at the end");
   cmd->add_option("--import-qdq", t.import_qdq, "A QDQ model whose placement seeds the search");

@@ -1,4 +1,5 @@
-// qtune bench MODEL [--threads N] [--warmup W] [--iters N] [--shape NAME=1x3x224x224] [--json]
+// qtune bench MODEL [--threads N] [--warmup W] [--iters N] [--shape NAME=1x3x224x224]
+//     [--input NAME=FILE.npy] [--json]
 //     [--checkpoint MODEL.qtc [--no-verify] [--allow-weight-mismatch]]
 #include <chrono>
 #include <cstdio>
@@ -20,11 +21,13 @@ namespace {
 struct BenchOptions {
   std::string model_path;
   std::vector<std::string> shapes;
+  std::vector<std::string> inputs;  // --input: data to time on instead of random
   int threads = 1;
   int warmup = 5;
   int iters = 50;
   uint64_t seed = 0;
   bool reference = false;
+  bool bf16 = false;  // fp32 Conv/MatMul/Gemm compute in bfloat16
   bool profile = false;
   bool json = false;
   CheckpointFlags tuned;  // a `qtune tune` checkpoint: the session comes from LoadTuned
@@ -39,9 +42,25 @@ int Bench(const BenchOptions& options) {
   auto graph = ir::LoadModel(options.model_path);
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   auto shapes = ParseShapes(options.shapes);
-  if (!shapes.ok()) return ReportAndExitCode(shapes.status());
-  if (options.tuned.given() && options.reference) {
-    std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
+  if (!shapes.ok()) return ReportUsageError(shapes.status());
+  auto input_args = ParseInputArgs(options.inputs, **graph);
+  if (!input_args.ok()) return ReportUsageError(input_args.status());
+  auto given = LoadInputs(*input_args);
+  if (!given.ok()) return ReportAndExitCode(given.status());
+  for (const auto& [name, t] : *given) {
+    if (shapes->count(name)) {
+      std::fprintf(stderr,
+                   "qtune: error: input '%s' has both --input and --shape; its file "
+                   "gives its sizes\n",
+                   name.c_str());
+      return kExitUsage;
+    }
+    shapes->emplace(name, t.sizes());
+  }
+  if (options.tuned.given() && (options.reference || options.bf16)) {
+    std::fprintf(stderr,
+                 "qtune: error: --reference/--bf16 and --checkpoint exclude each other "
+                 "(the checkpoint says how the model runs)\n");
     return kExitUsage;
   }
   auto start = std::chrono::steady_clock::now();
@@ -52,6 +71,7 @@ int Bench(const BenchOptions& options) {
     runtime::SessionOptions session_options;
     session_options.threads = options.threads;
     session_options.use_onednn = !options.reference;
+    session_options.bf16 = options.bf16;
     session_options.profile = options.profile;
     auto created = runtime::Session::Create(**graph, session_options);
     if (!created.ok()) return ReportAndExitCode(created.status());
@@ -72,9 +92,15 @@ int Bench(const BenchOptions& options) {
   // The checkpoint's measured sizes unless --shape overrides them.
   for (const auto& [name, dims] : tuned_sizes) shapes->emplace(name, dims);
   auto sizes = ResolveInputSizes(**graph, *shapes);
-  if (!sizes.ok()) return ReportAndExitCode(sizes.status());
+  if (!sizes.ok()) return ReportUsageError(sizes.status());
   auto inputs = RandomInputs(**graph, *sizes, options.seed);
   if (!inputs.ok()) return ReportAndExitCode(inputs.status());
+  // The given inputs replace their random stand-ins.
+  for (auto& [name, t] : *inputs) {
+    for (const auto& [given_name, given_tensor] : *given) {
+      if (given_name == name) t = given_tensor;
+    }
+  }
   start = std::chrono::steady_clock::now();
   auto plan = session->Prepare(*sizes);
   if (!plan.ok()) return ReportAndExitCode(plan.status());
@@ -125,6 +151,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("model", options->model_path, "ONNX model file")->required();
   cmd->add_option("--shape", options->shapes,
                   "NAME=1x3x224x224: sizes of an input (needed for symbolic dims)");
+  cmd->add_option("-i,--input", options->inputs,
+                  "Time on this data instead of random: NAME=FILE.npy (repeatable), FILE.npy "
+                  "(single-input model) or FILE.npz; inputs not given stay random");
   cmd->add_option("--threads", options->threads, "Intra-op threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -136,6 +165,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--reference", options->reference, "Use only the reference kernels");
+  cmd->add_flag("--bf16", options->bf16,
+                "Compute fp32 Conv/MatMul/Gemm in bfloat16 (fp32 accumulation; fast on CPUs "
+                "with AMX or avx512_bf16)");
   cmd->add_flag("--profile", options->profile,
                 "Time every step and print where the time goes (adds a little overhead)");
   cmd->add_flag("--json", options->json, "Print the result as JSON");

@@ -15,5 +15,7 @@ void AddAutotuneCommand(CLI::App& app, int* exit_code);
 void AddTuneCommand(CLI::App& app, int* exit_code);
 // Hidden: the child process InProcessBenchmark measures in (autotune/measure_worker.h).
 void AddMeasureWorkerCommand(CLI::App& app, int* exit_code);
+// qtune worker: serves measurement jobs from Redis Streams (autotune/redis_worker.h).
+void AddWorkerCommand(CLI::App& app, int* exit_code);
 
 }  // namespace qtune::cli

@@ -19,6 +19,8 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "core/npy.h"
+#include "core/progress.h"
+#include "core/shape.h"
 #include "ir/onnx_io.h"
 #include "quant/calibration_data.h"
 #include "quant/export_qdq.h"
@@ -38,6 +40,7 @@ struct EvalOptions {
   int worst = 10;
   int threads = 1;
   bool json = false;
+  bool show_progress = true;  // off with --json (and --quiet/--no-progress, process-wide)
 };
 
 // Signal and noise energy of one compared tensor, accumulated over batches.
@@ -68,6 +71,12 @@ nlohmann::json DbJson(double db) {
 Tensor AsFloat(const Tensor& t) {
   if (t.dtype() == DataType::kFloat32) return t;
   return Tensor();
+}
+
+// Top-1 is meaningful for class scores: float32 [N, C] with C >= 2. A probability map or a
+// regression output is compared by SQNR only.
+bool IsClassScores(const Tensor& t) {
+  return t.dtype() == DataType::kFloat32 && t.rank() == 2 && t.size(1) >= 2;
 }
 
 std::vector<int64_t> ArgmaxRows(const Tensor& t) {
@@ -201,6 +210,12 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
   std::vector<Energy> energy;
   std::vector<std::string> output_names;
   int64_t agree = 0, correct_fp = 0, correct_q = 0, counted = 0;
+  bool class_scores = true;
+  std::string first_output_shape;
+  // Steps: both models on every batch, then the per-tensor comparison (both models again).
+  const int64_t num_batches = (n + o.batch - 1) / o.batch;
+  std::unique_ptr<ProgressBar> progress;
+  if (o.show_progress) progress = std::make_unique<ProgressBar>("eval", 2 * num_batches + 1);
   for (int64_t first = 0; first < n; first += o.batch) {
     int64_t count = std::min(o.batch, n - first);
     ASSIGN_OR_RETURN(auto batch, data->Batch(first, count));
@@ -208,9 +223,11 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
     auto fout = fs->Run(x);
     if (!fout.ok())
       return fout.status().WithContext(o.fp32_path + ", samples " + std::to_string(first));
+    if (progress) progress->Advance();
     auto qout = qs->Run(x);
     if (!qout.ok())
       return qout.status().WithContext(o.quant_path + ", samples " + std::to_string(first));
+    if (progress) progress->Advance();
     if (fout->size() != qout->size()) {
       return InvalidArgumentError("the models have different numbers of outputs");
     }
@@ -221,7 +238,11 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
       Tensor a = AsFloat((*fout)[i].second), b = AsFloat((*qout)[i].second);
       if (a.is_valid() && b.is_valid() && a.num_elements() == b.num_elements()) energy[i].Add(a, b);
     }
-    auto top_f = ArgmaxRows((*fout)[0].second), top_q = ArgmaxRows((*qout)[0].second);
+    const Tensor& first_output = (*fout)[0].second;
+    first_output_shape = "[" + SizesToString(first_output.sizes()) + "]";
+    class_scores = class_scores && IsClassScores(first_output);
+    if (!class_scores) continue;
+    auto top_f = ArgmaxRows(first_output), top_q = ArgmaxRows((*qout)[0].second);
     for (size_t i = 0; i < top_f.size() && i < top_q.size(); ++i) {
       agree += top_f[i] == top_q[i];
       if (!labels.empty()) {
@@ -231,8 +252,19 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
       ++counted;
     }
   }
+  if (!class_scores && !labels.empty()) {
+    return InvalidArgumentError("--labels needs class scores ([N, C]) as the first output, but '" +
+                                output_names[0] + "' is " + first_output_shape);
+  }
   report["samples"] = n;
-  report["top1_agreement"] = counted ? static_cast<double>(agree) / counted : 0.0;
+  if (class_scores) {
+    report["top1_agreement"] = counted ? static_cast<double>(agree) / counted : 0.0;
+  } else {
+    // Not class scores (a probability map, a regression): top-1 would mean nothing.
+    report["top1_agreement"] = nullptr;
+    report["top1_skipped"] = "output '" + output_names[0] + "' " + first_output_shape +
+                             " is not class scores [N, C]; compare it by SQNR";
+  }
   if (!labels.empty() && counted) {
     report["accuracy_fp32"] = static_cast<double>(correct_fp) / counted;
     report["accuracy_quantized"] = static_cast<double>(correct_q) / counted;
@@ -247,6 +279,10 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
   ASSIGN_OR_RETURN(
       auto layers,
       CompareLayers(*fp32, *quant, runtime::NamedTensors(probe.begin(), probe.end()), o.threads));
+  if (progress) {
+    progress->Advance();
+    progress->Finish();
+  }
   report["layer_samples"] = probe_samples;
   report["worst_layers"] = nlohmann::json::array();
   for (size_t i = 0; i < layers.size() && static_cast<int>(i) < o.worst; ++i) {
@@ -268,7 +304,11 @@ std::string Db(const nlohmann::json& v) {
 
 void PrintText(const nlohmann::json& r) {
   std::printf("samples            %lld\n", static_cast<long long>(r["samples"].get<int64_t>()));
-  std::printf("top-1 agreement    %.4f\n", r["top1_agreement"].get<double>());
+  if (r["top1_agreement"].is_null()) {
+    std::printf("top-1 agreement    - (%s)\n", r["top1_skipped"].get<std::string>().c_str());
+  } else {
+    std::printf("top-1 agreement    %.4f\n", r["top1_agreement"].get<double>());
+  }
   if (r.contains("accuracy_fp32")) {
     double f = r["accuracy_fp32"].get<double>(), q = r["accuracy_quantized"].get<double>();
     std::printf("accuracy fp32      %.4f\naccuracy quantized %.4f  (%+.2f points)\n", f, q,
@@ -316,6 +356,7 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   cmd->callback([o, exit_code] {
+    o->show_progress = !o->json;
     nlohmann::json report;
     Status s = Evaluate(*o, report);
     if (!s.ok()) {

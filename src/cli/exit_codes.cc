@@ -22,4 +22,9 @@ int ReportAndExitCode(const Status& status) {
   }
 }
 
+int ReportUsageError(const Status& status) {
+  std::fprintf(stderr, "qtune: error: %s\n", status.message().c_str());
+  return kExitUsage;
+}
+
 }  // namespace qtune::cli

@@ -15,4 +15,8 @@ inline constexpr int kExitUnsupported = 4;  // valid input that qtune does not s
 // when it is not OK.
 int ReportAndExitCode(const Status& status);
 
+// For a Status that says the command line is wrong (a flag's value, a missing flag): prints
+// "qtune: error: <message>" and returns kExitUsage whatever the status code.
+int ReportUsageError(const Status& status);
+
 }  // namespace qtune::cli

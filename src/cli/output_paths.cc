@@ -1,8 +1,12 @@
 #include "cli/output_paths.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 
 #include "cli/exit_codes.h"
 
@@ -32,6 +36,36 @@ int CheckOutputIsNotAnInput(const std::string& option, const std::string& output
                  option.c_str(), output_path.c_str(), input.c_str(),
                  output_path == input ? "" : ", through a link or another spelling");
     return kExitUsage;
+  }
+  return kExitOk;
+}
+
+int CheckOutputWritable(const std::string& option, const std::string& output_path) {
+  if (output_path.empty()) return kExitOk;
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "qtune: error: %s %s: %s\n", option.c_str(), output_path.c_str(),
+                 why.c_str());
+    return kExitUsage;
+  };
+  struct stat st {};
+  if (::stat(output_path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return fail("is a directory; give a file name");
+    if (::access(output_path.c_str(), W_OK) != 0) {
+      return fail(std::string("exists and cannot be written (") + std::strerror(errno) +
+                  "); choose another output path");
+    }
+  }
+  std::filesystem::path parent = std::filesystem::path(output_path).parent_path();
+  if (parent.empty()) parent = ".";
+  if (::stat(parent.c_str(), &st) != 0) {
+    return fail("the directory " + parent.string() + " does not exist; create it first");
+  }
+  if (!S_ISDIR(st.st_mode)) return fail(parent.string() + " is not a directory");
+  // Writing goes through a temporary file beside the output, then a rename: the directory
+  // must be writable even when the file is.
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+    return fail("the directory " + parent.string() + " is not writable (" + std::strerror(errno) +
+                "); choose another output path");
   }
   return kExitOk;
 }

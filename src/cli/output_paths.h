@@ -21,4 +21,10 @@ std::string InputArgPath(const std::string& arg);
 int CheckOutputIsNotAnInput(const std::string& option, const std::string& output_path,
                             const std::vector<std::string>& input_paths);
 
+// Checks, before any work, that `output_path` can be written: its directory exists and is
+// writable, and the path is not a directory nor an existing read-only file. Returns
+// kExitOk, or prints "qtune: error: OPTION PATH: ..." saying what to do and returns
+// kExitUsage. Creates nothing. An empty output_path (nothing written) is OK.
+int CheckOutputWritable(const std::string& option, const std::string& output_path);
+
 }  // namespace qtune::cli

@@ -1,6 +1,7 @@
 // qtune quantize MODEL -o OUT.onnx --calib DATA... [--preprocess SPEC] [--recipe R]
-//   [--target cpu|trt] [--calibrator max|percentile|entropy|mse] [--percentile P] [--report]
-//   [--json] [--random-calibration] [--fp16-scales] [--float-weights] [--threads N]
+//   [--target cpu|trt|ort] [--calibrator max|percentile|entropy|mse] [--percentile P] [--report]
+//   [--json] [--random-calibration [--seed S]] [--asymmetric-activations] [--exclude GLOB]
+//   [--exclude-op OP] [--fp16-scales] [--float-weights] [--threads N]
 //   [--min-sqnr DB [--fallback-samples N] [--max-float-fraction F]]
 #include <cstdio>
 #include <memory>
@@ -31,6 +32,11 @@ struct QuantizeCliOptions {
   bool random_calibration = false;
   bool fp16_scales = false;
   bool float_weights = false;
+  bool asymmetric_activations = false;
+  std::vector<std::string> exclude;     // node-name globs kept in float
+  std::vector<std::string> exclude_op;  // op-type globs kept in float
+  uint64_t seed = 0;                    // --random-calibration's samples
+  CLI::Option* seed_option = nullptr;
   int threads = 1;
   int64_t calib_samples = 0;
   int64_t batch = 32;
@@ -46,9 +52,114 @@ constexpr char kRandomWarning[] =
     "your data. They are MEANINGLESS and the quantized model's accuracy will be poor. Use this "
     "only to try the pipeline; pass --calib with real samples for a model you deploy.\n";
 
+// The rules the flags add after the recipe's: --asymmetric-activations (the same rules as
+// recipes/int8_asym.yaml), then every --exclude and --exclude-op (a disabled quantizer wins).
+std::vector<quant::QuantizerRule> ExtraRules(const QuantizeCliOptions& cli) {
+  std::vector<quant::QuantizerRule> rules;
+  if (cli.asymmetric_activations) {
+    for (const char* glob : {"*input*_quantizer", "*shortcut*_quantizer"}) {
+      quant::QuantizerRule rule;
+      rule.name_glob = glob;
+      rule.symmetric = false;
+      rule.origin = "--asymmetric-activations";
+      rules.push_back(rule);
+    }
+  }
+  for (const std::string& glob : cli.exclude) {
+    quant::QuantizerRule rule;
+    rule.name_glob = glob + "/*";  // every quantizer of the matching nodes
+    rule.enable = false;
+    rule.origin = "--exclude '" + glob + "'";
+    rules.push_back(rule);
+  }
+  for (const std::string& glob : cli.exclude_op) {
+    quant::QuantizerRule rule;
+    rule.op_glob = glob;
+    rule.enable = false;
+    rule.origin = "--exclude-op '" + glob + "'";
+    rules.push_back(rule);
+  }
+  return rules;
+}
+
+// Flag combinations the recipe makes impossible are usage errors, found before any work:
+// --percentile without the percentile calibrator, the entropy calibrator on FP8 quantizers.
+int CheckFlagsFitRecipe(const QuantizeCliOptions& cli, const quant::Recipe& recipe,
+                        const quant::EffectiveSettings& settings) {
+  const bool percentile_given = cli.percentile_option != nullptr && cli.percentile_option->count();
+  if (percentile_given && settings.calibrator.kind != quant::CalibratorKind::kPercentile) {
+    std::fprintf(stderr,
+                 "qtune: error: --percentile needs the percentile calibrator, but the calibrator "
+                 "is '%s' (add --calibrator percentile)\n",
+                 quant::CalibratorName(settings.calibrator.kind));
+    return kExitUsage;
+  }
+  if (cli.seed_option != nullptr && cli.seed_option->count() > 0 && !cli.random_calibration) {
+    std::fprintf(stderr,
+                 "qtune: error: --seed sets the random calibration data's seed; it "
+                 "needs --random-calibration\n");
+    return kExitUsage;
+  }
+  if (cli.asymmetric_activations) {
+    if (settings.target == quant::Target::kTrt) {
+      std::fprintf(stderr,
+                   "qtune: error: --asymmetric-activations does not fit --target trt: "
+                   "TensorRT quantizes symmetrically only (use --target cpu or ort)\n");
+      return kExitUsage;
+    }
+    for (const quant::QuantizerRule& rule : recipe.quantizers) {
+      if (rule.format != quant::QuantFormat::kFp8E4M3) continue;
+      std::fprintf(stderr,
+                   "qtune: error: --asymmetric-activations: recipe '%s' quantizes to fp8_e4m3 "
+                   "(%s), which has no zero point; use an int8 recipe\n",
+                   cli.recipe.c_str(), rule.origin.c_str());
+      return kExitUsage;
+    }
+  }
+  if (cli.calibrator == "entropy") {
+    for (const quant::QuantizerRule& rule : recipe.quantizers) {
+      if (rule.format != quant::QuantFormat::kFp8E4M3) continue;
+      std::fprintf(stderr,
+                   "qtune: error: --calibrator entropy models the int8 grid, but recipe '%s' "
+                   "quantizes to fp8_e4m3 (%s); use --calibrator mse or max with FP8\n",
+                   cli.recipe.c_str(), rule.origin.c_str());
+      return kExitUsage;
+    }
+  }
+  return kExitOk;
+}
+
+// A model that already holds Q/DQ pairs was quantized before; quantizing it again would
+// find no float weights to quantize.
+int CheckNotQuantized(const ir::Graph& graph, const std::string& path) {
+  int64_t qdq = 0;
+  for (const ir::Node* node : graph.nodes()) {
+    qdq += node->op_type() == "QuantizeLinear" || node->op_type() == "DequantizeLinear" ||
+           node->op_type() == "QLinearConv" || node->op_type() == "QLinearMatMul";
+  }
+  if (qdq == 0) return kExitOk;
+  std::fprintf(stderr,
+               "qtune: error: %s is already quantized (%lld QuantizeLinear/DequantizeLinear "
+               "nodes); quantize the float model it came from, or check it with `qtune eval "
+               "FLOAT.onnx %s`\n",
+               path.c_str(), static_cast<long long>(qdq), path.c_str());
+  return kExitBadInput;
+}
+
 int Quantize(const QuantizeCliOptions& cli) {
   if (!cli.report_only && cli.output_path.empty()) {
     std::fprintf(stderr, "qtune: error: quantize needs -o OUT.onnx (or --report)\n");
+    return kExitUsage;
+  }
+  if (cli.calib.empty() && !cli.random_calibration) {
+    std::fprintf(stderr,
+                 "qtune: error: quantize needs calibration data: --calib FILE.npy|FILE.npz|DIR "
+                 "(a few hundred real samples), or --random-calibration to try the pipeline "
+                 "with meaningless scales\n");
+    return kExitUsage;
+  }
+  if (!cli.calib.empty() && cli.random_calibration) {
+    std::fprintf(stderr, "qtune: error: --random-calibration and --calib exclude each other\n");
     return kExitUsage;
   }
   if (!cli.report_only) {
@@ -57,6 +168,8 @@ int Quantize(const QuantizeCliOptions& cli) {
     if (int code = CheckOutputIsNotAnInput("-o", cli.output_path, inputs); code != kExitOk) {
       return code;
     }
+    // Before calibration, which can take minutes.
+    if (int code = CheckOutputWritable("-o", cli.output_path); code != kExitOk) return code;
   }
   quant::QuantizeModelOptions options;
   options.recipe = cli.recipe;
@@ -75,9 +188,12 @@ int Quantize(const QuantizeCliOptions& cli) {
     ReportAndExitCode(settings.status());
     return kExitUsage;
   }
+  if (int code = CheckFlagsFitRecipe(cli, *recipe, *settings); code != kExitOk) return code;
   options.calib_specs = cli.calib;
   options.preprocess = cli.preprocess;
   options.random_calibration = cli.random_calibration;
+  options.random_seed = cli.seed;
+  options.extra_rules = ExtraRules(cli);
   options.max_calib_samples = cli.calib_samples;
   options.calib_batch = cli.batch;
   options.threads = cli.threads;
@@ -89,6 +205,7 @@ int Quantize(const QuantizeCliOptions& cli) {
 
   auto graph = ir::LoadModel(cli.model_path);
   if (!graph.ok()) return ReportAndExitCode(graph.status());
+  if (int code = CheckNotQuantized(**graph, cli.model_path); code != kExitOk) return code;
   auto result = quant::QuantizeModel(**graph, options);
   if (!result.ok()) return ReportAndExitCode(result.status());
   if (!cli.report_only) {
@@ -143,10 +260,13 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
                   "folder");
   cmd->add_option("--preprocess", o->preprocess,
                   "Image preprocessing for an image folder (docs/calibration.md)");
-  cmd->add_option("--recipe", o->recipe, "int8 | fp8 | int8_residual | fp8_residual | FILE.yaml")
+  cmd->add_option("--recipe", o->recipe,
+                  "int8 | fp8 | int8_residual | fp8_residual | int8_asym | FILE.yaml")
       ->capture_default_str();
-  cmd->add_option("--target", o->target, "cpu | trt (default: the recipe's, else cpu)")
-      ->check(CLI::IsMember({"cpu", "trt"}));
+  cmd->add_option("--target", o->target,
+                  "cpu (qtune's engine) | trt (TensorRT) | ort (ONNX Runtime: quantize_static's "
+                  "layout, uint8 activations) (default: the recipe's, else cpu)")
+      ->check(CLI::IsMember({"cpu", "trt", "ort"}));
   cmd->add_option("--calibrator", o->calibrator, "max | percentile | entropy | mse")
       ->check(CLI::IsMember({"max", "percentile", "entropy", "mse"}));
   o->percentile_option =
@@ -161,6 +281,15 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", o->json, "Print the table as JSON (docs/formats/summary.md)");
   cmd->add_flag("--random-calibration", o->random_calibration,
                 "Calibrate on random data (meaningless scales; for trying the pipeline)");
+  o->seed_option =
+      cmd->add_option("--seed", o->seed, "Seed of the --random-calibration samples (default 0)");
+  cmd->add_flag("--asymmetric-activations", o->asymmetric_activations,
+                "Activations as asymmetric uint8 (int8 recipes, not --target trt; as --recipe "
+                "int8_asym)");
+  cmd->add_option("--exclude", o->exclude,
+                  "Keep the nodes whose name matches this glob in float (repeatable)");
+  cmd->add_option("--exclude-op", o->exclude_op,
+                  "Keep every node of this op type (glob) in float (repeatable)");
   cmd->add_flag("--fp16-scales", o->fp16_scales, "Write float16 scales (opset 19)");
   cmd->add_flag("--float-weights", o->float_weights,
                 "Keep weights in float behind Q/DQ instead of storing them quantized");

@@ -1,4 +1,5 @@
-// qtune run MODEL --input NAME=FILE.npy ... [--output OUT.npz] [--threads N] [--json]
+// qtune run MODEL --input NAME=FILE.npy|FILE.npy|FILE.npz ... [--output OUT.npz|OUT.npy]
+//     [--threads N] [--json] [--print-plan [--shape NAME=SIZES]]
 //     [--checkpoint MODEL.qtc [--no-verify] [--allow-weight-mismatch]]
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
 #include "cli/tensor_args.h"
+#include "core/npy.h"
 #include "core/npz.h"
 #include "core/shape.h"
 #include "ir/onnx_io.h"
@@ -23,6 +25,7 @@ struct RunOptions {
   std::string model_path;
   std::vector<std::string> inputs;
   std::string output_path;
+  std::vector<std::string> shapes;  // --print-plan without --input
   int threads = 1;
   bool reference = false;
   bool print_plan = false;
@@ -46,7 +49,66 @@ nlohmann::json DescribeOutput(const std::string& name, const Tensor& t) {
   return j;
 }
 
+bool EndsWithNpy(const std::string& path) {
+  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+}
+
+// The usage checks that need the model but no data: an output path the outputs fit.
+int CheckOutputPath(const RunOptions& options, const ir::Graph& graph) {
+  if (options.output_path.empty()) return kExitOk;
+  if (EndsWithNpy(options.output_path) && graph.outputs().size() != 1) {
+    std::fprintf(stderr,
+                 "qtune: error: -o %s: a .npy file holds one array, but the model has %zu "
+                 "outputs; write them all to a .npz file (-o OUT.npz)\n",
+                 options.output_path.c_str(), graph.outputs().size());
+    return kExitUsage;
+  }
+  return CheckOutputWritable("-o", options.output_path);
+}
+
+StatusOr<std::unique_ptr<runtime::Session>> MakeSession(const RunOptions& options,
+                                                        const ir::Graph& graph) {
+  if (options.tuned.given()) {
+    return tune::LoadTuned(graph, options.tuned.checkpoint, options.tuned.LoadOptions());
+  }
+  runtime::SessionOptions session_options;
+  session_options.threads = options.threads;
+  session_options.use_onednn = !options.reference;
+  return runtime::Session::Create(graph, session_options);
+}
+
+// --print-plan without --input: the plan for the model's declared sizes (or --shape).
+int PrintPlanOnly(const RunOptions& options, const ir::Graph& graph) {
+  auto shapes = ParseShapes(options.shapes);
+  if (!shapes.ok()) return ReportUsageError(shapes.status());
+  auto sizes = ResolveInputSizes(graph, *shapes);
+  if (!sizes.ok()) return ReportUsageError(sizes.status());
+  auto session = MakeSession(options, graph);
+  if (!session.ok()) return ReportAndExitCode(session.status());
+  auto plan = (*session)->Prepare(*sizes);
+  if (!plan.ok()) return ReportAndExitCode(plan.status());
+  std::fprintf(stderr, "%s", (*plan)->ToString().c_str());
+  return kExitOk;
+}
+
 int RunModel(const RunOptions& options) {
+  if (options.tuned.given() && options.reference) {
+    std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
+    return kExitUsage;
+  }
+  if (options.inputs.empty() && !options.print_plan) {
+    std::fprintf(stderr,
+                 "qtune: error: run needs --input NAME=FILE.npy (or FILE.npy for a single-input "
+                 "model, or FILE.npz); --print-plan alone prints the plan for the model's "
+                 "declared sizes\n");
+    return kExitUsage;
+  }
+  if (!options.inputs.empty() && !options.shapes.empty()) {
+    std::fprintf(stderr,
+                 "qtune: error: --shape is for --print-plan without --input; the "
+                 "inputs' own sizes are used\n");
+    return kExitUsage;
+  }
   std::vector<std::string> input_paths = {options.model_path};
   if (options.tuned.given()) input_paths.push_back(options.tuned.checkpoint);
   for (const std::string& arg : options.inputs) input_paths.push_back(InputArgPath(arg));
@@ -55,21 +117,13 @@ int RunModel(const RunOptions& options) {
   }
   auto graph = ir::LoadModel(options.model_path);
   if (!graph.ok()) return ReportAndExitCode(graph.status());
-  auto inputs = LoadInputs(options.inputs);
+  if (options.inputs.empty()) return PrintPlanOnly(options, **graph);
+  if (int code = CheckOutputPath(options, **graph); code != kExitOk) return code;
+  auto input_args = ParseInputArgs(options.inputs, **graph);
+  if (!input_args.ok()) return ReportUsageError(input_args.status());
+  auto inputs = LoadInputs(*input_args);
   if (!inputs.ok()) return ReportAndExitCode(inputs.status());
-  StatusOr<std::unique_ptr<runtime::Session>> session = InternalError("no session");
-  if (!options.tuned.given()) {
-    runtime::SessionOptions session_options;
-    session_options.threads = options.threads;
-    session_options.use_onednn = !options.reference;
-    session = runtime::Session::Create(**graph, session_options);
-  } else {
-    if (options.reference) {
-      std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
-      return kExitUsage;
-    }
-    session = tune::LoadTuned(**graph, options.tuned.checkpoint, options.tuned.LoadOptions());
-  }
+  auto session = MakeSession(options, **graph);
   if (!session.ok()) return ReportAndExitCode(session.status());
   auto outputs = (*session)->Run(*inputs);
   if (!outputs.ok()) return ReportAndExitCode(outputs.status());
@@ -80,7 +134,9 @@ int RunModel(const RunOptions& options) {
     if (plan.ok()) std::fprintf(stderr, "%s", (*plan)->ToString().c_str());
   }
   if (!options.output_path.empty()) {
-    Status s = WriteNpz(options.output_path, *outputs);
+    Status s = EndsWithNpy(options.output_path)
+                   ? WriteNpy(options.output_path, (*outputs)[0].second)
+                   : WriteNpz(options.output_path, *outputs);
     if (!s.ok()) return ReportAndExitCode(s);
   }
   nlohmann::json report = nlohmann::json::array();
@@ -110,9 +166,12 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("run", "Run a model on input tensors and save its outputs");
   cmd->add_option("model", options->model_path, "ONNX model file")->required();
   cmd->add_option("-i,--input", options->inputs,
-                  "NAME=FILE.npy for one input (repeatable), or FILE.npz holding every input")
-      ->required();
-  cmd->add_option("-o,--output", options->output_path, "Write the outputs to this .npz file");
+                  "NAME=FILE.npy for one input (repeatable), FILE.npy for a single-input model, "
+                  "or FILE.npz holding every input");
+  cmd->add_option("-o,--output", options->output_path,
+                  "Write the outputs to this .npz file (a .npy name: the single output as .npy)");
+  cmd->add_option("--shape", options->shapes,
+                  "NAME=1x3x224x224: input sizes for --print-plan without --input (symbolic dims)");
   cmd->add_option("--threads", options->threads, "Intra-op threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

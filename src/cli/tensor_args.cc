@@ -7,22 +7,53 @@
 
 namespace qtune::cli {
 
-StatusOr<runtime::NamedTensors> LoadInputs(const std::vector<std::string>& args) {
-  runtime::NamedTensors inputs;
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+StatusOr<std::vector<InputArg>> ParseInputArgs(const std::vector<std::string>& args,
+                                               const ir::Graph& graph) {
+  std::vector<InputArg> out;
+  std::string names;
+  for (const ir::Value* input : graph.inputs())
+    names += (names.empty() ? "" : ", ") + input->name();
   for (const std::string& arg : args) {
-    size_t eq = arg.find('=');
-    if (eq == std::string::npos) {
-      if (arg.size() < 4 || arg.substr(arg.size() - 4) != ".npz") {
-        return InvalidArgumentError("--input '" + arg +
-                                    "': use NAME=FILE.npy, or a .npz file holding every input");
-      }
-      ASSIGN_OR_RETURN(NpzEntries entries, ReadNpz(arg));
+    const size_t eq = arg.find('=');
+    if (eq == 0) return InvalidArgumentError("--input '" + arg + "': the name before '=' is empty");
+    if (eq != std::string::npos) {
+      out.push_back({arg.substr(0, eq), arg.substr(eq + 1)});
+      continue;
+    }
+    if (EndsWith(arg, ".npz")) {
+      out.push_back({"", arg});
+      continue;
+    }
+    if (graph.inputs().size() != 1) {
+      return InvalidArgumentError("--input '" + arg + "': the model has " +
+                                  std::to_string(graph.inputs().size()) + " inputs (" + names +
+                                  "); name each one with NAME=FILE.npy, or pass a .npz file "
+                                  "holding every input");
+    }
+    out.push_back({graph.inputs()[0]->name(), arg});
+  }
+  return out;
+}
+
+StatusOr<runtime::NamedTensors> LoadInputs(const std::vector<InputArg>& args) {
+  runtime::NamedTensors inputs;
+  for (const InputArg& arg : args) {
+    if (arg.name.empty()) {
+      ASSIGN_OR_RETURN(NpzEntries entries, ReadNpz(arg.path));
       for (auto& entry : entries) inputs.push_back(std::move(entry));
       continue;
     }
-    std::string name = arg.substr(0, eq);
-    ASSIGN_OR_RETURN(Tensor t, ReadNpy(arg.substr(eq + 1)));
-    inputs.emplace_back(name, std::move(t));
+    ASSIGN_OR_RETURN(Tensor t, ReadNpy(arg.path));
+    inputs.emplace_back(arg.name, std::move(t));
   }
   return inputs;
 }

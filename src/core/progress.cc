@@ -39,6 +39,12 @@ ProgressBar::ProgressBar(std::string label, int64_t total, ProgressOptions optio
   if (enabled_ && terminal_) {
     std::lock_guard<std::mutex> lock(mutex_);
     Draw(0, /*final_line=*/false);
+  } else if (enabled_) {
+    // Line mode: one line saying the work began, so a log shows what a long silence is.
+    std::string line = total_ > 0 ? fmt::format("{}: started, {} steps\n", label_, total_)
+                                  : fmt::format("{}: started\n", label_);
+    std::fputs(line.c_str(), stream_);
+    std::fflush(stream_);
   }
 }
 

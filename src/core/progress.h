@@ -2,9 +2,10 @@
 // drawn on stderr.
 //
 // On a terminal it redraws one line in place ("\r"): label, bar, percent, count, elapsed
-// time and ETA, at most once per percent. Otherwise (a log file, CI) it prints at most one
-// line per 10% step plus a final line. SetProgressEnabled(false) (--quiet, --json) turns
-// every bar in the process off.
+// time and ETA, at most once per percent. Otherwise (a log file, CI) it prints a start
+// line, at most one line per 10% step and a final line (an unknown total: when the count
+// doubles). SetProgressEnabled(false) (--quiet, --no-progress, QTUNE_NO_PROGRESS=1, --json)
+// turns every bar in the process off.
 #pragma once
 
 #include <atomic>

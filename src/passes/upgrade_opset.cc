@@ -8,6 +8,7 @@
 
 #include "core/float_convert.h"
 #include "ir/builder.h"
+#include "ir/subgraph.h"
 #include "passes/pass_util.h"
 
 namespace qtune::passes {
@@ -194,10 +195,45 @@ bool HasSubgraph(const ir::Node& node) {
   });
 }
 
+// Upgrades every body of an If/Loop/Scan (and any node with graph attributes): each is
+// parsed into a graph of its own, with the outer values it reads as extra inputs
+// (ir/subgraph.h), upgraded recursively and written back into the attribute.
+Status UpgradeBodies(ir::Graph& graph, ir::Node* node, const Step& step) {
+  if (node->op_type() == "Scan" && step.Crosses(9)) {
+    return Unconvertible(*node, step, "Scan-8 (batched, with sequence_lens)");
+  }
+  ir::SubgraphContext context;
+  context.model = &graph.info();
+  context.keep_declared_inputs = true;
+  for (const ir::Value* v : node->implicit_inputs()) {
+    // The type only declares the temporary input; it is not written back.
+    DataType dtype = v->dtype() == DataType::kUndefined ? DataType::kFloat32 : v->dtype();
+    context.outer[v->name()] = ir::OuterValue{dtype, Tensor()};
+  }
+  std::vector<ir::Attribute> rewritten;
+  for (const ir::Attribute& a : node->attributes()) {
+    if (a.type != ir::AttributeType::kGraph && a.type != ir::AttributeType::kGraphs) continue;
+    ir::Attribute out = a;
+    out.graphs.clear();
+    context.what = "subgraph '" + a.name + "' of " + node->DebugName();
+    for (const std::string& bytes : a.graphs) {
+      ASSIGN_OR_RETURN(std::vector<std::string> outer, ir::SubgraphOuterNames(bytes));
+      ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> body, ir::ParseSubgraph(bytes, context));
+      auto upgraded = UpgradeOpset(*body, UpgradeOpsetOptions{step.to});
+      if (!upgraded.ok()) return upgraded.status().WithContext(context.what);
+      ASSIGN_OR_RETURN(ir::Attribute body_attribute,
+                       ir::SubgraphAttribute(a.name, *body, outer.size()));
+      out.graphs.push_back(std::move(body_attribute.graphs[0]));
+    }
+    rewritten.push_back(std::move(out));
+  }
+  for (ir::Attribute& a : rewritten) node->SetAttribute(std::move(a));
+  return Status::Ok();
+}
+
 Status UpgradeNode(ir::Graph& graph, ir::Node* node, const Step& step) {
   const std::string& op = node->op_type();
-  if (HasSubgraph(*node))
-    return Unconvertible(*node, step, "its subgraph bodies are not converted");
+  if (HasSubgraph(*node)) return UpgradeBodies(graph, node, step);
   if (op == "Slice" && step.Crosses(10)) {
     if (!node->HasAttribute("starts")) return Status::Ok();
     RETURN_IF_ERROR(IntsAttributeToInput(graph, node, "starts", 1));

@@ -18,8 +18,8 @@
 //
 // Ops not listed kept their meaning over these versions (only types or optional features
 // were added). A node the upgrade cannot convert makes it fail with Unimplemented naming
-// the node; nodes with subgraph attributes (If/Loop/Scan) are refused too, since their
-// bodies are kept serialized and cannot be rewritten. Other domains are left alone.
+// the node. The bodies of nodes with subgraph attributes (If/Loop/Scan) are upgraded
+// the same way, recursively (Scan-8 is refused). Other domains are left alone.
 // On success the opset import and the IR version (IrVersionForOpset) are raised.
 #pragma once
 

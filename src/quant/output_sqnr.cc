@@ -58,7 +58,8 @@ std::vector<std::string> MeasuredValues(const ir::Graph& graph) {
 
 // Runs `graph` on every batch; returns the `names` tensors, per batch, in `names` order.
 StatusOr<Outputs> RunGraph(const ir::Graph& graph, const std::vector<std::string>& names,
-                           const std::vector<runtime::NamedTensors>& batches, int threads) {
+                           const std::vector<runtime::NamedTensors>& batches, int threads,
+                           bool bf16 = false) {
   std::unique_ptr<ir::Graph> clone = graph.Clone();
   for (const std::string& name : names) {
     ir::Value* value = clone->FindValue(name);
@@ -67,6 +68,7 @@ StatusOr<Outputs> RunGraph(const ir::Graph& graph, const std::vector<std::string
   }
   runtime::SessionOptions session_options;
   session_options.threads = threads;
+  session_options.bf16 = bf16;
   ASSIGN_OR_RETURN(auto session, runtime::Session::Create(*clone, session_options));
   Outputs outputs;
   for (const auto& inputs : batches) {
@@ -109,8 +111,8 @@ StatusOr<std::unique_ptr<OutputComparer>> OutputComparer::Create(const ir::Graph
   return c;
 }
 
-StatusOr<OutputSqnr> OutputComparer::Compare(const ir::Graph& quantized) const {
-  ASSIGN_OR_RETURN(Outputs outputs, RunGraph(quantized, names_, batches_, threads_));
+StatusOr<OutputSqnr> OutputComparer::Compare(const ir::Graph& quantized, bool bf16) const {
+  ASSIGN_OR_RETURN(Outputs outputs, RunGraph(quantized, names_, batches_, threads_, bf16));
   return MeasureOutputSqnr(reference_, outputs);
 }
 

@@ -45,8 +45,9 @@ class OutputComparer {
                                                           int64_t max_samples, int threads);
 
   // Runs `quantized` (a QDQ model of the same float graph: the compared tensors keep their
-  // names) on the same samples and scores it.
-  StatusOr<OutputSqnr> Compare(const ir::Graph& quantized) const;
+  // names) on the same samples and scores it. `bf16`: run it with SessionOptions::bf16
+  // (the float graph itself, computed in bfloat16).
+  StatusOr<OutputSqnr> Compare(const ir::Graph& quantized, bool bf16 = false) const;
 
   int64_t samples() const { return samples_; }
   const std::vector<std::string>& measured() const { return names_; }

@@ -236,8 +236,10 @@ StatusOr<QuantPlan> PlanFromJson(const json& j, const std::string& where) {
     plan.target = Target::kCpu;
   } else if (target == "trt") {
     plan.target = Target::kTrt;
+  } else if (target == "ort") {
+    plan.target = Target::kOrt;
   } else {
-    return r.Error("target", fmt::format("is '{}', not cpu or trt", target));
+    return r.Error("target", fmt::format("is '{}', not cpu, trt or ort", target));
   }
   ASSIGN_OR_RETURN(const json* sites, r.Array("sites"));
   for (size_t i = 0; i < sites->size(); ++i) {

@@ -26,6 +26,16 @@ const char* CalibratorName(CalibratorKind kind) {
   return "?";
 }
 
-const char* TargetName(Target target) { return target == Target::kCpu ? "cpu" : "trt"; }
+const char* TargetName(Target target) {
+  switch (target) {
+    case Target::kCpu:
+      return "cpu";
+    case Target::kTrt:
+      return "trt";
+    case Target::kOrt:
+      return "ort";
+  }
+  return "?";
+}
 
 }  // namespace qtune::quant

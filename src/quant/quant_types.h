@@ -77,8 +77,10 @@ struct GuardHit {
   std::string detail;
 };
 
-enum class Target { kCpu, kTrt };
-const char* TargetName(Target target);  // "cpu", "trt"
+// kCpu: qtune's engine; kTrt: TensorRT (ModelOpt layout); kOrt: ONNX Runtime's CPU QDQ
+// selectors (quantize_static's layout, ort_layout.h).
+enum class Target { kCpu, kTrt, kOrt };
+const char* TargetName(Target target);  // "cpu", "trt", "ort"
 
 struct QuantPlan {
   Target target = Target::kCpu;

@@ -23,6 +23,7 @@ StatusOr<std::unique_ptr<CalibrationSource>> OpenSource(const ir::Graph& graph,
     }
     RandomDataOptions random;
     random.num_samples = options.random_samples;
+    random.seed = options.random_seed;
     return MakeRandomCalibrationData(graph, random);
   }
   if (options.calib_specs.empty()) {
@@ -79,6 +80,8 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
   (void)pipeline;
 
   ASSIGN_OR_RETURN(Recipe recipe, LoadRecipe(options.recipe));
+  recipe.quantizers.insert(recipe.quantizers.end(), options.extra_rules.begin(),
+                           options.extra_rules.end());
   CliOverrides overrides{options.target, options.calibrator, options.fallback};
   ASSIGN_OR_RETURN(EffectiveSettings settings, ResolveCliOverrides(recipe, overrides));
   if (options.percentile.has_value()) {
@@ -95,8 +98,14 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
   ASSIGN_OR_RETURN(auto source, OpenSource(*result.float_graph, options));
   result.calibration_source = source->Describe();
   ASSIGN_OR_RETURN(InputSizes sizes, FirstBatchSizes(*source, options.calib_batch));
-  ASSIGN_OR_RETURN(result.plan,
-                   PlanQuantization(*result.float_graph, recipe, settings.target, sizes));
+  OrtLayoutOptions ort_layout = options.ort_layout;
+  ort_layout.calibrator = settings.calibrator;
+  if (settings.target == Target::kOrt) {
+    ASSIGN_OR_RETURN(result.plan, PlanOrtLayout(*result.float_graph, sizes, ort_layout, &recipe));
+  } else {
+    ASSIGN_OR_RETURN(result.plan,
+                     PlanQuantization(*result.float_graph, recipe, settings.target, sizes));
+  }
   RETURN_IF_ERROR(CalibrateSites(*result.float_graph, result.plan, *source, options));
   ApplyGuards(result.plan);
   if (settings.fallback.min_sqnr_db.has_value()) {
@@ -113,8 +122,13 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
 
   if (options.export_model) {
     result.quantized = result.float_graph->Clone();
-    ASSIGN_OR_RETURN(result.export_report,
-                     ExportQdq(*result.quantized, result.plan, options.export_options));
+    if (settings.target == Target::kOrt) {
+      ASSIGN_OR_RETURN(result.export_report,
+                       ExportOrtLayout(*result.quantized, result.plan, ort_layout));
+    } else {
+      ASSIGN_OR_RETURN(result.export_report,
+                       ExportQdq(*result.quantized, result.plan, options.export_options));
+    }
   }
   result.summary = BuildSummary(*result.float_graph, result.plan,
                                 options.export_model ? &result.export_report : nullptr);

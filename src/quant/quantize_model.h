@@ -13,6 +13,7 @@
 #include "ir/graph.h"
 #include "quant/accuracy_fallback.h"
 #include "quant/export_qdq.h"
+#include "quant/ort_layout.h"
 #include "quant/quant_types.h"
 #include "quant/recipe.h"
 #include "quant/summary.h"
@@ -32,6 +33,10 @@ struct QuantizeModelOptions {
   // Uniform random calibration data instead of calib_specs: the scales mean nothing.
   bool random_calibration = false;
   int64_t random_samples = 64;
+  uint64_t random_seed = 0;  // the random samples' seed (--seed)
+  // Rules applied after the recipe's own, in order (--exclude, --exclude-op,
+  // --asymmetric-activations).
+  std::vector<QuantizerRule> extra_rules;
   int64_t max_calib_samples = 0;  // 0: all
   int64_t calib_batch = 32;
   int threads = 1;
@@ -43,6 +48,9 @@ struct QuantizeModelOptions {
   // false: stop after calibration and guards (the summary without a model; --report).
   bool export_model = true;
   ExportOptions export_options;
+  // The layout written for Target::kOrt (ort_layout.h); its calibrator is replaced by the
+  // effective one. The recipe's formats and symmetry do not apply to that target.
+  OrtLayoutOptions ort_layout;
 };
 
 struct QuantizeModelResult {

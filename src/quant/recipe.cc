@@ -34,6 +34,7 @@ std::optional<CalibratorKind> ParseCalibratorKind(const std::string& text) {
 std::optional<Target> ParseTarget(const std::string& text) {
   if (text == "cpu") return Target::kCpu;
   if (text == "trt") return Target::kTrt;
+  if (text == "ort") return Target::kOrt;
   return std::nullopt;
 }
 
@@ -251,7 +252,7 @@ StatusOr<Recipe> BuildRecipe(recipe_yaml::Loader& loader, const Located& root,
     if (key == "description") {
       RETURN_IF_ERROR(GetString(value).status());
     } else if (key == "target") {
-      ASSIGN_OR_RETURN(recipe.target, GetEnum<Target>(value, ParseTarget, "cpu, trt"));
+      ASSIGN_OR_RETURN(recipe.target, GetEnum<Target>(value, ParseTarget, "cpu, trt, ort"));
     } else if (key == "calibrator") {
       ASSIGN_OR_RETURN(recipe.calibrator, ParseCalibrator(loader, value));
     } else if (key == "residual_add_quantizers") {

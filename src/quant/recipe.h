@@ -3,7 +3,7 @@
 //
 //   imports: {alias: int8 | fp8 | int8_residual | fp8_residual | path/to/file.yaml}
 //   $import: alias                # dict merge: the imported recipe, then the inline keys
-//   target: cpu | trt             # optional; --target must agree
+//   target: cpu | trt | ort       # optional; --target must agree
 //   calibrator: max | percentile | entropy | mse   (or {method, percentile, bins})
 //   residual_add_quantizers: false
 //   accuracy_fallback:            # optional; --min-sqnr etc. must agree

@@ -7,9 +7,11 @@
 #include <unordered_map>
 
 #include "core/shape.h"
+#include "runtime/control/control_flow.h"
 #include "runtime/fusion/fusion_pipeline.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/plan/memory_planner.h"
+#include "runtime/plan/view_ops.h"
 #include "runtime/shape/infer_shapes.h"
 
 namespace qtune::runtime {
@@ -108,7 +110,7 @@ class PlanBuilder {
     }
     if (all_constant) return Status::Ok();  // folded at compile time
 
-    KernelRequest request{node, graph_.onnx_opset(), options_.threads, {}, {}, {}};
+    KernelRequest request{node, graph_.onnx_opset(), options_.threads, {}, {}, {}, options_.bf16};
     for (const ir::Value* in : node.inputs()) {
       request.inputs.push_back(in ? &infos_.at(in) : nullptr);
       Layout current = Layout::kPlain;
@@ -116,6 +118,12 @@ class PlanBuilder {
         current = Layout::kNhwc;
       }
       request.input_layouts.push_back(current);
+    }
+    // Outer values a subgraph reads follow the node's inputs (control/control_flow.h).
+    for (const ir::Value* in : node.implicit_inputs()) {
+      request.inputs.push_back(&infos_.at(in));
+      const bool nhwc_only = !ids_.count({in, Layout::kPlain}) && ids_.count({in, Layout::kNhwc});
+      request.input_layouts.push_back(nhwc_only ? Layout::kNhwc : Layout::kPlain);
     }
     for (const ir::Value* out : node.outputs()) {
       request.outputs.push_back(out ? &infos_.at(out) : nullptr);
@@ -126,21 +134,32 @@ class PlanBuilder {
     const bool all_outputs_empty =
         any_output && std::all_of(request.outputs.begin(), request.outputs.end(),
                                   [](const ValueInfo* o) { return o == nullptr || IsEmpty(o); });
-    // Empty inputs with non-empty outputs (a Concat part, a reduction over 0 elements):
-    // only the reference tier, which handles every size, not zero-size oneDNN primitives.
-    const bool any_input_empty = std::any_of(request.inputs.begin(), request.inputs.end(), IsEmpty);
+    // Empty computed inputs with non-empty outputs (a Concat part, a reduction over 0
+    // elements): only the reference tier, which handles every size, not zero-size oneDNN
+    // primitives. An empty constant is a parameter the kernel reads at creation (Resize's
+    // roi placeholder) and does not send the node to the reference tier.
+    const bool any_input_empty =
+        std::any_of(request.inputs.begin(), request.inputs.end(),
+                    [](const ValueInfo* in) { return IsEmpty(in) && !in->has_constant(); });
     if (all_outputs_empty) {
       choice = KernelChoice{std::make_unique<EmptyOutputsKernel>(), request.input_layouts,
                             std::vector<Layout>(node.num_outputs(), Layout::kPlain), -1};
     }
+    if (!choice && options_.use_onednn && IsViewNode(request)) return AddView(node);
+    if (!choice) {
+      ASSIGN_OR_RETURN(choice, CreateControlFlowKernel(request, options_));
+    }
     if (!choice && options_.use_onednn && !any_input_empty) {
-      for (KernelFactory factory :
-           {&CreateOnednnQConvKernel, &CreateOnednnQDeconvKernel, &CreateOnednnQMatMulKernel,
-            &CreateQuantElementwiseKernel, &CreateQuantLookupKernel, &CreateOnednnConvKernel,
-            &CreateOnednnDeconvKernel, &CreateOnednnPoolKernel, &CreateOnednnMatMulKernel,
-            &CreateOnednnElementwiseKernel, &CreateOnednnResizeKernel, &CreateOnednnConcatKernel,
-            &CreateOnednnSoftmaxKernel, &CreateOnednnLayerNormKernel, &CreateOnednnGeluKernel,
-            &CreateOnednnBatchMatMulKernel, &CreateOnednnTransposeKernel}) {
+      for (KernelFactory factory : {&CreateOnednnQConvKernel,     &CreateOnednnQDeconvKernel,
+                                    &CreateOnednnQMatMulKernel,   &CreateQuantElementwiseKernel,
+                                    &CreateQuantLookupKernel,     &CreateOnednnConvKernel,
+                                    &CreateOnednnDeconvKernel,    &CreateOnednnPoolKernel,
+                                    &CreateOnednnMatMulKernel,    &CreateOnednnElementwiseKernel,
+                                    &CreateOnednnResizeKernel,    &CreateOnednnConcatKernel,
+                                    &CreateOnednnSoftmaxKernel,   &CreateOnednnLayerNormKernel,
+                                    &CreateOnednnGeluKernel,      &CreateOnednnBatchMatMulKernel,
+                                    &CreateOnednnTransposeKernel, &CreateNativeSplitKernel,
+                                    &CreateNativeReduceKernel,    &CreateNativeUnaryKernel}) {
         ASSIGN_OR_RETURN(choice, factory(request));
         if (choice) break;
       }
@@ -151,8 +170,9 @@ class PlanBuilder {
 
     PlanStep step{node.name(), node.op_type(), std::move(choice->kernel), {}, {}};
     step.inplace_input = choice->inplace_input;
-    for (size_t i = 0; i < node.num_inputs(); ++i) {
-      const ir::Value* in = node.input(i);
+    for (size_t i = 0; i < node.num_inputs() + node.implicit_inputs().size(); ++i) {
+      const ir::Value* in =
+          i < node.num_inputs() ? node.input(i) : node.implicit_inputs()[i - node.num_inputs()];
       if (in == nullptr) {
         step.inputs.push_back(-1);
         continue;
@@ -170,26 +190,38 @@ class PlanBuilder {
     return Status::Ok();
   }
 
+  // `node`'s output 0 as a view of its input 0 in kPlain (see view_ops.h): no step.
+  Status AddView(const ir::Node& node) {
+    ASSIGN_OR_RETURN(int source, IdInLayout(node.input(0), Layout::kPlain));
+    int id = AddValue(*node.output(0), PlanValue::Kind::kAlias, Layout::kPlain);
+    plan_->values[id].alias_of = source;
+    plan_->views += 1;
+    return Status::Ok();
+  }
+
   void MarkOutputs() {
     for (int id : plan_->output_ids) {
       // An alias output is copied out of its source, which then must not be in the arena
       // (the arena is reused by the next run while the caller still reads).
-      if (plan_->values[id].kind == PlanValue::Kind::kAlias) id = plan_->values[id].alias_of;
+      id = BufferOwner(id);
       if (plan_->values[id].kind == PlanValue::Kind::kIntermediate) {
         plan_->values[id].kind = PlanValue::Kind::kOutput;
       }
     }
   }
 
-  // The value whose buffer `id` uses (aliases are views of their source).
+  // The value whose buffer `id` uses (aliases are views of their source, which may be an
+  // alias itself: a Reshape of a Squeeze).
   int BufferOwner(int id) const {
-    return id >= 0 && plan_->values[id].kind == PlanValue::Kind::kAlias ? plan_->values[id].alias_of
-                                                                        : id;
+    while (id >= 0 && plan_->values[id].kind == PlanValue::Kind::kAlias) {
+      id = plan_->values[id].alias_of;
+    }
+    return id;
   }
 
   // The input of step `s` whose buffer its output 0 can take over, or -1: the kernel
-  // allows it, the input is an arena value of the same size and layout, and no later step
-  // reads it.
+  // allows it, the input is an arena value of the same size and layout, no later step
+  // reads it, and no other input of the step is (a view of) the same buffer.
   int InplaceSource(size_t s, const std::unordered_map<int, int>& last_use) const {
     const PlanStep& step = plan_->steps[s];
     if (step.inplace_input < 0 || step.outputs.empty() || step.outputs[0] < 0) return -1;
@@ -198,6 +230,9 @@ class PlanBuilder {
     const PlanValue& out = plan_->values[step.outputs[0]];
     const PlanValue& src = plan_->values[in];
     if (out.byte_size() != src.byte_size() || out.layout != src.layout) return -1;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (static_cast<int>(i) != step.inplace_input && BufferOwner(step.inputs[i]) == in) return -1;
+    }
     return last_use.at(in) == static_cast<int>(s) ? in : -1;
   }
 

@@ -18,6 +18,7 @@ struct CompileOptions {
   int threads = 1;         // intra-op threads (oneDNN bakes them into primitives)
   bool use_onednn = true;  // false: reference kernels only (the oracle)
   bool fuse = true;        // run the runtime fusions (FusedConv, ...)
+  bool bf16 = false;       // fp32 Conv/MatMul/Gemm compute in bfloat16 (KernelRequest::bf16)
 };
 
 // Unsupported ops are reported before anything runs, with op type, node name and opset.

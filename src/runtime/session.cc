@@ -37,14 +37,32 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const ir::Graph& graph,
   return std::unique_ptr<Session>(new Session(std::move(copy), options));
 }
 
-StatusOr<Plan*> Session::PlanFor(const std::map<std::string, std::vector<int64_t>>& sizes) {
-  auto it = plans_.find(sizes);
+namespace {
+
+// True when a floating-point input holds NaN or +-inf (x - x is NaN exactly then); no
+// early exit, so the loop vectorizes.
+bool AnyNonFinite(const Tensor& t) {
+  bool bad = false;
+  if (t.dtype() == DataType::kFloat32) {
+    for (float v : t.span<float>()) bad |= !(v - v == 0.0f);
+  } else if (t.dtype() == DataType::kFloat64) {
+    for (double v : t.span<double>()) bad |= !(v - v == 0.0);
+  }
+  return bad;
+}
+
+}  // namespace
+
+StatusOr<Plan*> Session::PlanFor(const std::map<std::string, std::vector<int64_t>>& sizes,
+                                 bool reference) {
+  auto it = plans_.find({sizes, reference});
   if (it != plans_.end()) return it->second.get();
-  CompileOptions compile_options{options_.threads, options_.use_onednn, options_.optimize};
+  CompileOptions compile_options{options_.threads, options_.use_onednn && !reference,
+                                 options_.optimize, options_.bf16};
   ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(*graph_, sizes, compile_options));
   Plan* raw = plan.get();
   ASSIGN_OR_RETURN(arenas_[raw], AllocateArena(plan->arena_bytes));
-  plans_[sizes] = std::move(plan);
+  plans_[{sizes, reference}] = std::move(plan);
   return raw;
 }
 
@@ -101,7 +119,11 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
     }
     sizes[input->name()] = t.sizes();
   }
-  ASSIGN_OR_RETURN(Plan * plan, PlanFor(sizes));
+  bool non_finite = false;
+  if (options_.use_onednn) {
+    for (const auto& [name, tensor] : by_name) non_finite |= AnyNonFinite(*tensor);
+  }
+  ASSIGN_OR_RETURN(Plan * plan, PlanFor(sizes, non_finite));
 
   std::vector<Tensor> slots(plan->values.size());
   std::byte* arena = arenas_.at(plan).get();
@@ -131,7 +153,7 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
     if (v.kind != PlanValue::Kind::kAlias) continue;
     slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), slots[v.alias_of].raw_data());
   }
-  if (options_.use_onednn) onednn::SetThreads(plan->threads);
+  if (options_.use_onednn && !non_finite) onednn::SetThreads(plan->threads);
   std::vector<Tensor> step_inputs, step_outputs;
   for (PlanStep& step : plan->steps) {
     step_inputs.clear();

@@ -4,6 +4,11 @@
 //
 // Thread safety: Run() may be called from several threads; calls are serialized (a plan
 // owns one arena).
+//
+// NaN and infinity: oneDNN's max-based kernels (ReLU, pooling, clamps) turn NaN into a
+// number. A Run whose floating-point inputs hold NaN or +-inf therefore runs on the
+// reference tier (compiled once per sizes, like the fast plan), which propagates them as
+// ONNX Runtime and numpy do. Checking costs one pass over the inputs.
 #pragma once
 
 #include <map>
@@ -25,6 +30,7 @@ struct SessionOptions {
   bool use_onednn = true;  // false: reference kernels only
   bool optimize = true;    // run the pass pipeline and the runtime fusions
   bool profile = false;    // time every step (Plan::ProfileToString)
+  bool bf16 = false;       // fp32 Conv/MatMul/Gemm compute in bfloat16 (CompileOptions::bf16)
 };
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
@@ -49,12 +55,15 @@ class Session {
  private:
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
       : graph_(std::move(graph)), options_(options) {}
-  StatusOr<Plan*> PlanFor(const std::map<std::string, std::vector<int64_t>>& input_sizes);
+  // `reference`: the plan of reference kernels (see NaN and infinity above).
+  StatusOr<Plan*> PlanFor(const std::map<std::string, std::vector<int64_t>>& input_sizes,
+                          bool reference = false);
 
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;
   std::mutex mutex_;
-  std::map<std::map<std::string, std::vector<int64_t>>, std::unique_ptr<Plan>> plans_;
+  std::map<std::pair<std::map<std::string, std::vector<int64_t>>, bool>, std::unique_ptr<Plan>>
+      plans_;  // by input sizes and `reference`
   std::map<const Plan*, std::shared_ptr<std::byte[]>> arenas_;
 };
 

@@ -170,9 +170,33 @@ StatusOr<InputSizes> MeasuredSizes(const ir::Graph& graph, quant::CalibrationSou
   return sizes;
 }
 
-// Measures the passed rows in [first, rows.size()) of one candidate file.
+// Records a candidate's accuracy check in rows [first, rows.size()); false (the rows
+// failed, saying why) when it cannot be scored or misses `min_sqnr_db`.
+bool CheckAccuracy(const StatusOr<quant::OutputSqnr>& sqnr, std::vector<TuneRow>& rows,
+                   size_t first, double min_sqnr_db) {
+  if (!sqnr.ok()) {
+    FailRows(rows, first, TuneRow::Status::kFailed, "check: " + sqnr.status().message());
+    return false;
+  }
+  for (size_t i = first; i < rows.size(); ++i) rows[i].sqnr_db = sqnr->db;
+  if (!sqnr->non_finite_output.empty()) {
+    FailRows(rows, first, TuneRow::Status::kFailed,
+             fmt::format("NaN or inf in output '{}'", sqnr->non_finite_output));
+    return false;
+  }
+  if (!(sqnr->db >= min_sqnr_db)) {
+    FailRows(rows, first, TuneRow::Status::kFailed,
+             fmt::format("SQNR {:.1f} dB < {:.1f} dB", sqnr->db, min_sqnr_db));
+    return false;
+  }
+  return true;
+}
+
+// Measures the passed rows in [first, rows.size()) of one candidate file (`bf16`: the
+// fp32 file computed in bfloat16) against the fp32 file.
 void MeasureRows(std::vector<TuneRow>& rows, size_t first, const std::string& candidate_path,
-                 const std::string& fp32_path, const TuneOptions& options, const InputSizes& sizes,
+                 bool bf16, const std::string& fp32_path, const TuneOptions& options,
+                 const InputSizes& sizes,
                  std::map<int, std::unique_ptr<autotune::InProcessBenchmark>>& benchmarks) {
   for (size_t i = first; i < rows.size(); ++i) {
     TuneRow& row = rows[i];
@@ -195,7 +219,8 @@ void MeasureRows(std::vector<TuneRow>& rows, size_t first, const std::string& ca
     }
     autotune::MeasureRequest request;
     request.candidate_path = candidate_path;
-    request.reference_path = candidate_path == fp32_path ? "" : fp32_path;
+    request.candidate_bf16 = bf16;
+    request.reference_path = candidate_path == fp32_path && !bf16 ? "" : fp32_path;
     request.rounds = options.rounds;
     autotune::Measurement m = bench->Measure(request);
     if (!m.ok()) {
@@ -251,11 +276,6 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
       row.threads = t;
       result.rows.push_back(row);
     }
-    if (candidate == "bf16") {
-      FailRows(result.rows, first, TuneRow::Status::kSkipped,
-               "the engine has no bf16 kernels yet (see the --auto issue); " + result.cpu_note);
-      continue;
-    }
     if (candidate == "autotuned" && options.autotune_dir.empty()) {
       FailRows(result.rows, first, TuneRow::Status::kSkipped,
                "no --autotune-dir given (run `qtune autotune` first)");
@@ -272,6 +292,13 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
       for (size_t i = first; i < result.rows.size(); ++i) {
         result.rows[i].sqnr_db = std::numeric_limits<double>::infinity();
       }
+    } else if (candidate == "bf16") {
+      // The fp32 model itself, its Conv/MatMul/Gemm computed in bfloat16: nothing to build.
+      if (!CheckAccuracy(comparer->Compare(*float_graph, /*bf16=*/true), result.rows, first,
+                         options.min_sqnr_db)) {
+        continue;
+      }
+      note = result.cpu_note;
     } else {
       if (options.show_progress) QTUNE_LOG_INFO("tune: building {}", candidate);
       auto plan = MakePlan(model, candidate, options);
@@ -285,20 +312,7 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
                  "export: " + built.status().message());
         continue;
       }
-      auto sqnr = comparer->Compare(**built);
-      if (!sqnr.ok()) {
-        FailRows(result.rows, first, TuneRow::Status::kFailed, "check: " + sqnr.status().message());
-        continue;
-      }
-      for (size_t i = first; i < result.rows.size(); ++i) result.rows[i].sqnr_db = sqnr->db;
-      if (!sqnr->non_finite_output.empty()) {
-        FailRows(result.rows, first, TuneRow::Status::kFailed,
-                 fmt::format("NaN or inf in output '{}'", sqnr->non_finite_output));
-        continue;
-      }
-      if (!(sqnr->db >= options.min_sqnr_db)) {
-        FailRows(result.rows, first, TuneRow::Status::kFailed,
-                 fmt::format("SQNR {:.1f} dB < {:.1f} dB", sqnr->db, options.min_sqnr_db));
+      if (!CheckAccuracy(comparer->Compare(**built), result.rows, first, options.min_sqnr_db)) {
         continue;
       }
       path = work.File(candidate + ".onnx");
@@ -311,7 +325,8 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
       result.plans[candidate] = std::move(plan->plan);
     }
     FailRows(result.rows, first, TuneRow::Status::kPassed, note);
-    MeasureRows(result.rows, first, path, fp32_path, options, result.input_sizes, benchmarks);
+    MeasureRows(result.rows, first, path, candidate == "bf16", fp32_path, options,
+                result.input_sizes, benchmarks);
   }
 
   std::string note;

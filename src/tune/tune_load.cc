@@ -2,6 +2,8 @@
 // layer). The manifest's "tuning" block is described in docs/formats/checkpoint.md.
 #include <fmt/format.h>
 
+#include <set>
+
 #include "core/logging.h"
 #include "passes/pipeline.h"
 #include "quant/export_qdq.h"
@@ -82,7 +84,7 @@ Status SaveTuned(const std::string& path, const TuneResult& result) {
   json sizes = json::object();
   for (const auto& [name, dims] : result.input_sizes) sizes[name] = dims;
   auto plan = result.plans.find(row.candidate);
-  const bool quantized = row.candidate != "fp32";
+  const bool quantized = row.candidate != "fp32" && row.candidate != "bf16";
   if (quantized && plan == result.plans.end()) {
     return InternalError(fmt::format("tune result: no plan for the chosen '{}'", row.candidate));
   }
@@ -135,8 +137,16 @@ StatusOr<TunedSession> LoadTunedSession(const ir::Graph& model, const std::strin
     return DataLossError(where + ": field 'tuning.input_sizes' is missing");
   ASSIGN_OR_RETURN(out.input_sizes, InputSizesFromJson(*sizes, where));
 
+  static const std::set<std::string> kCandidates = {"fp32", "bf16", "int8", "int8-fallback",
+                                                    "autotuned"};
+  if (!kCandidates.count(out.candidate)) {
+    return DataLossError(
+        fmt::format("{}: unknown candidate '{}' (this qtune knows fp32, bf16, int8, int8-fallback, "
+                    "autotuned); a newer qtune may have written it",
+                    where, out.candidate));
+  }
   std::optional<quant::QuantPlan> plan;
-  if (out.candidate != "fp32") {
+  if (out.candidate != "fp32" && out.candidate != "bf16") {
     ASSIGN_OR_RETURN(std::string text, loaded.ReadFile(kPlanEntry));
     ASSIGN_OR_RETURN(plan,
                      quant::ParsePlanJson(text, fmt::format("'{}' {}", checkpoint, kPlanEntry)));
@@ -149,6 +159,7 @@ StatusOr<TunedSession> LoadTunedSession(const ir::Graph& model, const std::strin
   }
   runtime::SessionOptions session_options;
   session_options.threads = out.threads;
+  session_options.bf16 = out.candidate == "bf16";
   ASSIGN_OR_RETURN(out.session, runtime::Session::Create(**graph, session_options));
   ASSIGN_OR_RETURN(const runtime::Plan* compiled, out.session->Prepare(out.input_sizes));
   (void)compiled;

@@ -14,9 +14,11 @@ struct CliResult {
   std::string out;     // stdout, and stderr too when with_stderr
 };
 
-inline CliResult RunQtuneCli(const std::string& args, bool with_stderr = true) {
-  std::string command =
-      std::string(QTUNE_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// `env` is prepended to the command line ("QTUNE_LOG_LEVEL=debug").
+inline CliResult RunQtuneCli(const std::string& args, bool with_stderr = true,
+                             const std::string& env = "") {
+  std::string command = env + (env.empty() ? "" : " ") + std::string(QTUNE_BINARY) + " " + args +
+                        (with_stderr ? " 2>&1" : " 2>/dev/null");
   CliResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;

@@ -25,9 +25,10 @@ std::string Temp(const std::string& name) {
       .string();
 }
 
-TEST(QuantizeCliTest, MissingCalibrationDataExits3) {
+TEST(QuantizeCliTest, MissingCalibrationDataIsAUsageError) {
   CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " -o " + Temp("a.onnx"));
-  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("qtune: error:", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("--calib"), std::string::npos) << r.out;
 }
 
@@ -120,6 +121,9 @@ TEST(QuantizeCliTest, EvalOnAnImageFolderComparesActivationsNotWeights) {
   nlohmann::json j = nlohmann::json::parse(e.out);
   EXPECT_EQ(j["samples"], 8);
   EXPECT_EQ(j["layer_samples"], 2);
+  // A probability map is not class scores: no top-1 figure, the reason instead.
+  EXPECT_TRUE(j["top1_agreement"].is_null()) << j.dump();
+  EXPECT_NE(j["top1_skipped"].get<std::string>().find("not class scores"), std::string::npos);
   ASSERT_GT(j["worst_layers"].size(), 100u);
   int quantized_inputs = 0;
   for (const auto& layer : j["worst_layers"]) {

@@ -39,7 +39,7 @@ class RecipeFiles : public ::testing::Test {
 
 TEST(RecipePresetTest, EveryPresetLoads) {
   std::vector<std::string> names = PresetNames();
-  ASSERT_EQ(names.size(), 4u);
+  ASSERT_EQ(names.size(), 5u);
   for (const std::string& name : names) {
     StatusOr<Recipe> recipe = LoadRecipe(name);
     ASSERT_TRUE(recipe.ok()) << name << ": " << recipe.status().ToString();

@@ -1,7 +1,8 @@
 // oneDNN 2-D pooling against the reference tier: MaxPool and AveragePool over kernel,
 // stride, pad, ceil_mode and count_include_pad sweeps; GlobalAveragePool and
 // GlobalMaxPool over odd sizes; and the variants the fast path must leave alone
-// (the Indices output, dilations, storage_order, ceil_mode with counted padding, rank 3).
+// (the Indices output, dilations, storage_order, ceil_mode with counted padding).
+// Rank-3 and rank-5 pooling: onednn_window_nd_test.cc.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -198,16 +199,6 @@ TEST(OnednnPool, LeavesUnsupportedVariantsToTheReference) {
   KernelCase counted = MakePoolCase(s, rng, seed);
   counted.expect = Expect::kNotApplicable;
   EXPECT_TRUE(CheckKernel(counted));
-
-  KernelCase rank3;
-  rank3.factory = &CreateOnednnPoolKernel;
-  rank3.op_type = "MaxPool";
-  rank3.seed = seed;
-  rank3.label = "rank-3 MaxPool1D";
-  rank3.attributes = {Attribute::Ints("kernel_shape", {3})};
-  rank3.inputs = {Dynamic(RandomTensor({1, 3, 9}, rng))};
-  rank3.expect = Expect::kNotApplicable;
-  EXPECT_TRUE(CheckKernel(rank3));
 
   KernelCase lp = MakePoolCase(PoolShape{}, rng, seed);
   lp.op_type = "LpPool";

@@ -68,5 +68,37 @@ TEST(ResNet18EngineTest, PlanFoldsBatchNormAndFusesEveryConv) {
                                          << (*plan)->ToString();
 }
 
+// The `bf16` deployment candidate: every Conv and the Gemm compute in bfloat16 on oneDNN
+// (inputs and weights rounded to bf16, fp32 accumulation): close to fp32, never a
+// reference kernel.
+TEST(ResNet18EngineTest, Bf16ComputeStaysOnOnednnAndCloseToFp32) {
+  std::unique_ptr<ir::Graph> graph = testing::BuildTestResNet18();
+  NamedTensors inputs = {{"input", RandomImage(1, 12)}};
+  SessionOptions bf16_options;
+  bf16_options.bf16 = true;
+  auto fp32 = Session::Create(*graph, SessionOptions{});
+  auto bf16 = Session::Create(*graph, bf16_options);
+  ASSERT_TRUE(fp32.ok() && bf16.ok());
+  auto plan = (*bf16)->Prepare({{"input", {1, 3, 224, 224}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  int bf16_steps = 0;
+  for (const PlanStep& step : (*plan)->steps) {
+    std::string impl = step.kernel->Describe();
+    if (step.op_type == "FusedConv" || step.op_type == "Conv" || step.op_type == "Gemm") {
+      EXPECT_EQ(impl.find("reference"), std::string::npos) << step.node_name << ": " << impl;
+      if (impl.find("bf16") != std::string::npos) ++bf16_steps;
+    }
+  }
+  // Every Conv and the Gemm on a CPU with bf16 instructions; the primitive names its ISA.
+  std::printf("bf16 plan: %d of 21 Conv/Gemm steps name a bf16 implementation\n", bf16_steps);
+  auto want = (*fp32)->Run(inputs);
+  auto got = (*bf16)->Run(inputs);
+  ASSERT_TRUE(want.ok() && got.ok());
+  double error = RelativeL2((*got)[0].second, (*want)[0].second);
+  std::printf("bf16 vs fp32 logits: relative L2 %.2e\n", error);
+  EXPECT_GT(error, 0.0) << "bf16 rounding must change something: is it really bf16?";
+  EXPECT_LE(error, 0.05);
+}
+
 }  // namespace
 }  // namespace qtune::runtime

@@ -9,6 +9,7 @@
 
 #include "cli/cli_runner.h"
 #include "ir/onnx_io.h"
+#include "tune/checkpoint.h"
 #include "tune/checkpoint_test_util.h"
 #include "tune/tune_test_util.h"
 
@@ -140,6 +141,38 @@ TEST_F(TuneCliTest, WrongModelIsRefusedNamingTheInitializerUnlessAllowed) {
   auto allowed = RunQtuneCli(RunWith(other, Checkpoint()) + " --allow-weight-mismatch");
   EXPECT_EQ(allowed.exit_code, 0) << allowed.out;
   EXPECT_THAT(allowed.out, HasSubstr("--allow-weight-mismatch"));
+}
+
+TEST_F(TuneCliTest, TruncatedArchiveIsRefusedWithExitCode3) {
+  ASSERT_EQ(tune_exit_, 0) << *tune_output_;
+  std::string path = Copy("truncated.qtc");
+  std::string data = Slurp(path);
+  Spit(path, data.substr(0, data.size() / 2));
+  testing::RehashCheckpoint(path);  // a matching hash: the archive itself is what is wrong
+  auto r = RunQtuneCli(RunWith(testing::kFmnistModel, path));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("truncated.qtc"));
+}
+
+TEST_F(TuneCliTest, PathTraversalEntryIsRefusedAndNothingEscapes) {
+  std::string path = scratch_->Join("traversal.qtc");
+  testing::WriteCraftedCheckpoint(path, {testing::ManifestEntry(), {"../escaped", "x"}});
+  auto r = RunQtuneCli(RunWith(testing::kFmnistModel, path));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("'..'"));
+  EXPECT_FALSE(std::filesystem::exists(scratch_->Join("cache/../escaped")));
+}
+
+TEST_F(TuneCliTest, NewerFormatVersionIsRefusedNamingBothVersions) {
+  ASSERT_EQ(tune_exit_, 0) << *tune_output_;
+  CheckpointContents c = testing::SampleContents();
+  c.manifest.format_version = kCheckpointFormatVersion + 1;
+  std::string path = scratch_->Join("newer.qtc");
+  ASSERT_TRUE(SaveCheckpoint(path, c).ok());
+  auto r = RunQtuneCli(RunWith(testing::kFmnistModel, path));
+  EXPECT_EQ(r.exit_code, 4) << r.out;  // unsupported (docs/cli.md)
+  EXPECT_THAT(r.out, HasSubstr("format_version " + std::to_string(kCheckpointFormatVersion + 1)));
+  EXPECT_THAT(r.out, HasSubstr("format_version " + std::to_string(kCheckpointFormatVersion)));
 }
 
 TEST_F(TuneCliTest, OutputOverTheModelIsRefused) {

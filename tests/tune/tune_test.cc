@@ -162,11 +162,7 @@ TEST_F(TuneTest, FullTableReportsSkippedCandidatesWithReasons) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   ASSERT_EQ(result->rows.size(), 10u);
   for (const TuneRow& row : result->rows) {
-    if (row.candidate == "bf16") {
-      EXPECT_EQ(row.status, TuneRow::Status::kSkipped);
-      EXPECT_THAT(row.why, HasSubstr("no bf16 kernels"));
-      EXPECT_THAT(row.why, HasSubstr("avx512_bf16"));
-    } else if (row.candidate == "autotuned") {
+    if (row.candidate == "autotuned") {
       EXPECT_EQ(row.status, TuneRow::Status::kSkipped);
       EXPECT_THAT(row.why, HasSubstr("--autotune-dir"));
     } else {
@@ -188,7 +184,7 @@ TEST_F(TuneTest, EveryCandidateKindRoundTrips) {
     plan << quant::PlanToJsonText(result_->plans.at("int8"));
   }
   auto inputs = CalibInputs(8);
-  for (const std::string kind : {"fp32", "int8-fallback", "autotuned"}) {
+  for (const std::string kind : {"fp32", "bf16", "int8-fallback", "autotuned"}) {
     SCOPED_TRACE(kind);
     TuneOptions o = FastTuneOptions({kind});
     o.autotune_dir = autotune_dir.path();
@@ -206,8 +202,29 @@ TEST_F(TuneTest, EveryCandidateKindRoundTrips) {
     ASSERT_TRUE(direct.ok());
     auto loaded = tuned->session->Run(inputs);
     ASSERT_TRUE(loaded.ok());
-    EXPECT_TRUE(SameOutputs(*loaded, RunGraph(**direct, 1, inputs)));
+    EXPECT_TRUE(SameOutputs(*loaded, RunGraph(**direct, 1, inputs, kind == "bf16")));
   }
+}
+
+// bf16 is the fp32 model computed in bfloat16: close to fp32 (a high SQNR, but not
+// infinite: the rounding is real), no plan stored, and the loaded session computes in bf16.
+TEST_F(TuneTest, Bf16IsScoredAndLoadsComputingInBf16) {
+  TuneOptions o = FastTuneOptions({"bf16"});
+  o.strategy = "first-wins";
+  auto result = Tune(*model_, o);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const TuneRow& row = result->chosen_row();
+  ASSERT_EQ(row.candidate, "bf16") << FormatTuneTable(*result);
+  EXPECT_EQ(row.status, TuneRow::Status::kPassed) << row.why;
+  EXPECT_GT(row.sqnr_db, 20.0);
+  EXPECT_LT(row.sqnr_db, 200.0);
+  EXPECT_GT(row.latency_ms, 0.0);
+  EXPECT_EQ(result->plans.count("bf16"), 0u);
+  ScratchDir dir;
+  ASSERT_TRUE(SaveTuned(dir.Join("m.qtc"), *result).ok());
+  auto tuned = LoadTunedSession(*model_, dir.Join("m.qtc"), options_);
+  ASSERT_TRUE(tuned.ok()) << tuned.status().ToString();
+  EXPECT_TRUE(tuned->session->options().bf16);
 }
 
 TEST_F(TuneTest, UnknownCandidateIsInvalidArgument) {

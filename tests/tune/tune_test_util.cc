@@ -58,9 +58,10 @@ runtime::NamedTensors CalibInputs(int64_t count) {
 }
 
 runtime::NamedTensors RunGraph(const ir::Graph& graph, int threads,
-                               const runtime::NamedTensors& inputs) {
+                               const runtime::NamedTensors& inputs, bool bf16) {
   runtime::SessionOptions options;
   options.threads = threads;
+  options.bf16 = bf16;
   auto session = runtime::Session::Create(graph, options);
   EXPECT_TRUE(session.ok()) << session.status().ToString();
   if (!session.ok()) return {};

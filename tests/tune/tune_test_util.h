@@ -29,9 +29,9 @@ std::unique_ptr<ir::Graph> WithScaledWeight(const ir::Graph& model, const std::s
 // The first `count` calibration samples as the model's inputs.
 runtime::NamedTensors CalibInputs(int64_t count);
 
-// Runs `graph` in a Session with `threads` on `inputs`.
+// Runs `graph` in a Session with `threads` (and SessionOptions::bf16) on `inputs`.
 runtime::NamedTensors RunGraph(const ir::Graph& graph, int threads,
-                               const runtime::NamedTensors& inputs);
+                               const runtime::NamedTensors& inputs, bool bf16 = false);
 
 // True when every tensor has the same sizes and bytes.
 bool SameOutputs(const runtime::NamedTensors& a, const runtime::NamedTensors& b);

@@ -3,6 +3,7 @@
 //   Conv -> activation
 #include <optional>
 
+#include "passes/fold_constant_dequantize.h"
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/fusion_pipeline.h"
 #include "runtime/fusion/pattern_util.h"
@@ -146,6 +147,9 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   ASSIGN_OR_RETURN(report.qdq_passthrough, FuseQdqPassThrough(graph, sizes));
   ASSIGN_OR_RETURN(report.qdq_linear, FuseQdqLinear(graph, sizes));
   ASSIGN_OR_RETURN(report.qdq_lookup, FuseQdqLookup(graph, sizes));
+  // What did not fuse into an int8 kernel runs in float: constant weights, not a
+  // DequantizeLinear at every inference and a reference kernel.
+  ASSIGN_OR_RETURN(report.dequantize_folded, passes::FoldConstantDequantizeCount(graph));
   RETURN_IF_ERROR(graph.SortTopologically());
   return report;
 }

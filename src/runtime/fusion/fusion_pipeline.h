@@ -32,9 +32,12 @@ struct FusionReport {
   int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
   int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
   int qdq_lookup = 0;       // qtune::QLookup
+  // DequantizeLinear nodes of constants left after the QDQ fusions, folded to float
+  // constants (passes/fold_constant_dequantize.h) so their readers run on oneDNN kernels.
+  int dequantize_folded = 0;
   int total() const {
     return activations + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
-           matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup;
+           matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup + dequantize_folded;
   }
 };
 
@@ -53,7 +56,10 @@ StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes);  // ->
 // QDQ models (qdq_fusion.cc, qdq_passthrough_fusion.cc; run after the float fusions so
 // that Conv + activation / residual Add are already one FusedConv).
 StatusOr<int> FuseQdqPassThrough(ir::Graph& graph, const SizesByName& sizes);
+// A Conv/ConvTranspose/MatMul/Gemm that reads a DequantizeLinear but did not fuse gets
+// the string attribute kNotInt8Attribute saying why (Plan::ToString prints it).
 StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes);
+inline constexpr char kNotInt8Attribute[] = "qtune_not_int8";
 // DQ -> elementwise float chain -> Q into a 256-entry qtune::QLookup (qdq_lookup_fusion.cc).
 StatusOr<int> FuseQdqLookup(ir::Graph& graph, const SizesByName& sizes);
 

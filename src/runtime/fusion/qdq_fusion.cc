@@ -103,7 +103,9 @@ std::optional<WeightParams> ReadWeight(const ir::Value* w, size_t rank, int64_t 
 }
 
 // The bias as a float32 [n] tensor value: a float32 initializer of n elements, or the
-// dequantized values of DequantizeLinear(int32 constant). nullopt when it is neither.
+// dequantized values (q - zero_point) * scale of DequantizeLinear(int32 constant, scale,
+// [int32 zero point]) with a per-tensor or per-element scale (ONNX Runtime writes zero
+// points of zeros). nullopt when it is neither.
 std::optional<Tensor> ReadBias(const ir::Value* b, int64_t n) {
   if (b->is_initializer()) {
     const Tensor& t = b->initializer();
@@ -112,9 +114,12 @@ std::optional<Tensor> ReadBias(const ir::Value* b, int64_t n) {
     return flat.ok() ? std::optional<Tensor>(*flat) : std::nullopt;
   }
   ir::Node* dq = qdq::DequantizeProducer(b);
-  if (dq == nullptr || dq->input(2) != nullptr) return std::nullopt;
+  if (dq == nullptr || dq->num_inputs() < 2 || dq->GetInt("block_size", 0) != 0) {
+    return std::nullopt;
+  }
   const ir::Value* q = dq->input(0);
   const ir::Value* scale = dq->input(1);
+  const ir::Value* zp = dq->input(2);
   if (!q->is_initializer() || q->initializer().dtype() != DataType::kInt32 ||
       q->initializer().num_elements() != n || !scale->is_initializer() ||
       scale->initializer().dtype() != DataType::kFloat32) {
@@ -122,12 +127,18 @@ std::optional<Tensor> ReadBias(const ir::Value* b, int64_t n) {
   }
   const Tensor& s = scale->initializer();
   if (s.num_elements() != 1 && s.num_elements() != n) return std::nullopt;
+  if (zp != nullptr && (!zp->is_initializer() || zp->initializer().dtype() != DataType::kInt32 ||
+                        zp->initializer().num_elements() != s.num_elements())) {
+    return std::nullopt;
+  }
   StatusOr<Tensor> out = Tensor::Allocate(DataType::kFloat32, {n});
   if (!out.ok()) return std::nullopt;
   const int32_t* qv = q->initializer().data<int32_t>();
+  const int32_t* zv = zp != nullptr ? zp->initializer().data<int32_t>() : nullptr;
   for (int64_t i = 0; i < n; ++i) {
-    out->data<float>()[i] =
-        static_cast<float>(qv[i]) * s.data<float>()[s.num_elements() == 1 ? 0 : i];
+    const int64_t c = s.num_elements() == 1 ? 0 : i;
+    const int64_t centered = int64_t{qv[i]} - (zv != nullptr ? zv[c] : 0);
+    out->data<float>()[i] = static_cast<float>(centered) * s.data<float>()[c];
   }
   return *out;
 }
@@ -318,6 +329,42 @@ Status ApplyLinear(ir::Graph& graph, LinearMatch m) {
   return pattern::ReplaceChain(graph, std::move(spec), m.result, m.chain).status();
 }
 
+// Why a Conv / ConvTranspose / MatMul / Gemm that reads a DequantizeLinear did not fuse
+// ("" when it reads none): the first check of its selector that failed.
+std::string WhyNotFused(const ir::Node& op, const SizesByName& sizes) {
+  const bool conv = IsDefaultOp(&op, "Conv") || IsFusedConv(op);
+  const bool deconv = IsDefaultOp(&op, "ConvTranspose");
+  if (!conv && !deconv && !IsDefaultOp(&op, "MatMul") && !IsDefaultOp(&op, "Gemm")) return "";
+  bool reads_dq = false;
+  for (const ir::Value* in : op.inputs()) reads_dq = reads_dq || qdq::DequantizeProducer(in);
+  if (!reads_dq) return "";
+  ir::Node* dq_x = qdq::DequantizeProducer(op.input(0));
+  if (dq_x == nullptr) return "input 0 is float (no DequantizeLinear before it)";
+  if (!qdq::PerTensorParams(dq_x, sizes)) {
+    return "input 0's DequantizeLinear is not per-tensor int8/uint8 with constant scale and "
+           "zero point";
+  }
+  if (deconv && op.GetInt("group", 1) != 1) return "grouped ConvTranspose";
+  const bool trans_b = IsDefaultOp(&op, "Gemm") && op.GetInt("transB", 0) != 0;
+  const int64_t axis = conv ? 0 : deconv ? 1 : trans_b ? 0 : 1;
+  std::optional<WeightParams> w = ReadWeight(op.input(1), conv || deconv ? 4 : 2, axis);
+  if (!w) {
+    if (!onednn::HasInt8DotProduct()) {
+      return "weight is not a 7-bit DequantizeLinear constant (this CPU has no int8 dot "
+             "product), or not per-tensor / per-output-channel";
+    }
+    return "weight is not a DequantizeLinear of an int8/uint8 constant with a per-tensor or "
+           "per-output-channel (axis " +
+           std::to_string(axis) + ") scale and matching zero point";
+  }
+  const int64_t channels = w->q->initializer().size(static_cast<size_t>(axis));
+  if (op.input(2) != nullptr && !ReadBias(op.input(2), channels)) {
+    return "bias is neither a float constant nor DequantizeLinear(int32 constant) of one scale "
+           "or one per channel";
+  }
+  return "an input or attribute the int8 kernels do not take";
+}
+
 }  // namespace
 
 StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes) {
@@ -334,6 +381,10 @@ StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes) {
       pattern::FuseAll(
           graph, [&](ir::Node* node) { return SelectQMatMul(graph, node, sizes); }, ApplyLinear));
   RETURN_IF_ERROR(qdq::RemoveDeadQdqNodes(graph));
+  for (ir::Node* node : graph.nodes()) {
+    std::string why = WhyNotFused(*node, sizes);
+    if (!why.empty()) node->SetAttribute(ir::Attribute::String(kNotInt8Attribute, why));
+  }
   return convs + deconvs + matmuls;
 }
 

@@ -41,16 +41,20 @@ std::optional<QParams> PerTensorParams(const ir::Node* node, const SizesByName& 
   if (!scale || !std::isfinite(*scale) || *scale <= 0.0f) return std::nullopt;
   p.scale_value = *scale;
   p.zero_point = node->input(2);
+  DataType quantized = is_q ? TypeOf(node->output(0), sizes) : TypeOf(node->input(0), sizes);
   if (p.zero_point != nullptr) {
     if (!p.zero_point->is_initializer()) return std::nullopt;
     std::optional<int32_t> zp = IntScalar(p.zero_point->initializer());
     if (!zp) return std::nullopt;
     p.zero_point_value = *zp;
     p.type = p.zero_point->initializer().dtype();
-  } else if (is_q && node->GetInt("output_dtype", 0) != 0) {
-    p.type = static_cast<DataType>(node->GetInt("output_dtype", 0));
+  } else if (is_q) {
+    // No zero point: uint8, or the opset-21 output_dtype attribute's type.
+    const int64_t output_dtype = node->GetInt("output_dtype", 0);
+    if (output_dtype != 0) p.type = static_cast<DataType>(output_dtype);
+  } else {
+    p.type = quantized;  // a DequantizeLinear without zero point reads any 8-bit type as zp 0
   }
-  DataType quantized = is_q ? TypeOf(node->output(0), sizes) : TypeOf(node->input(0), sizes);
   if (quantized != p.type || (p.type != DataType::kUint8 && p.type != DataType::kInt8)) {
     return std::nullopt;
   }
@@ -66,8 +70,7 @@ bool SameQuantization(const QParams& a, const QParams& b) {
 
 StatusOr<ir::Value*> ZeroPointValue(ir::Graph& graph, const QParams& p) {
   if (p.zero_point != nullptr) return p.zero_point;
-  ASSIGN_OR_RETURN(Tensor zero, Tensor::Allocate(DataType::kUint8, {}));
-  zero.data<uint8_t>()[0] = 0;
+  ASSIGN_OR_RETURN(Tensor zero, Tensor::Allocate(p.type, {}));  // zero-filled
   return graph.AddInitializer(graph.UniqueValueName(p.node->name() + "_zero_point"),
                               std::move(zero));
 }

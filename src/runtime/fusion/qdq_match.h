@@ -16,7 +16,7 @@ namespace qtune::runtime::qdq {
 struct QParams {
   ir::Node* node = nullptr;         // the Q or DQ node it was read from
   ir::Value* scale = nullptr;       // float32 scalar initializer
-  ir::Value* zero_point = nullptr;  // scalar initializer of `type`, or nullptr (uint8 0)
+  ir::Value* zero_point = nullptr;  // scalar initializer of `type`, or nullptr (0)
   float scale_value = 0.0f;
   int32_t zero_point_value = 0;
   DataType type = DataType::kUint8;  // the quantized side's type: kUint8 or kInt8
@@ -33,8 +33,8 @@ std::optional<QParams> PerTensorParams(const ir::Node* node, const SizesByName& 
 // Same quantization (type, scale and zero point): a Q after a DQ with these is exact.
 bool SameQuantization(const QParams& a, const QParams& b);
 
-// The zero point as a graph value: `p.zero_point`, or a new uint8 0 initializer when the
-// node omitted it (the fused ops need it explicitly).
+// The zero point as a graph value: `p.zero_point`, or a new 0 initializer of `p.type` when
+// the node omitted it (the fused ops need it explicitly).
 StatusOr<ir::Value*> ZeroPointValue(ir::Graph& graph, const QParams& p);
 
 // Removes DequantizeLinear and QuantizeLinear nodes whose outputs nobody reads any more.

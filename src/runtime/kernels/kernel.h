@@ -45,6 +45,9 @@ struct KernelRequest {
   std::vector<const ValueInfo*> inputs;   // nullptr for omitted inputs
   std::vector<const ValueInfo*> outputs;  // nullptr for omitted outputs
   std::vector<Layout> input_layouts;      // where each input currently lives
+  // Convolutions and constant-weight matrix products may compute in bfloat16 (inputs and
+  // weights rounded to bf16, fp32 accumulation and outputs): the `bf16` deployment candidate.
+  bool bf16 = false;
 };
 
 struct KernelChoice {
@@ -87,6 +90,12 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequ
 StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelRequest& request);
 // qtune::QLookup (quant_lookup.cc): a 256-entry table per element, any layout.
 StatusOr<std::optional<KernelChoice>> CreateQuantLookupKernel(const KernelRequest& request);
+// Native kernels (plain C++, no oneDNN primitive): Split as strided copies
+// (native_split.cc), float32 Reduce{Mean,Sum,Max,Min,SumSquare,L2} over contiguous axes
+// (native_reduce.cc), float32 Log, Erf, Reciprocal, Floor, Ceil (native_unary.cc).
+StatusOr<std::optional<KernelChoice>> CreateNativeSplitKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateNativeReduceKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateNativeUnaryKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

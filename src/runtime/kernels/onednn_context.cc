@@ -12,7 +12,7 @@ dnnl::engine& Engine() {
 }
 
 dnnl::stream& Stream() {
-  static dnnl::stream stream(Engine());
+  thread_local dnnl::stream stream(Engine());
   return stream;
 }
 

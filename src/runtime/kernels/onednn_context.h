@@ -1,6 +1,6 @@
-// Shared oneDNN state for the fast kernels: one CPU engine and stream per process, and
-// the conversions from qtune types to oneDNN's. oneDNN errors are caught here and in each
-// kernel and turned into Status (no dnnl::error crosses a module boundary).
+// Shared oneDNN state for the fast kernels: one CPU engine per process, one stream per
+// thread, and the conversions from qtune types to oneDNN's. oneDNN errors are caught here and in
+// each kernel and turned into Status (no dnnl::error crosses a module boundary).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -13,12 +13,14 @@
 namespace qtune::runtime::onednn {
 
 dnnl::engine& Engine();
-// The stream kernels execute on (in-order CPU stream; execution is synchronous).
+// The calling thread's stream (in-order CPU stream; execution is synchronous). Sessions
+// run on several threads at once each get their own stream.
 dnnl::stream& Stream();
 
-// Sets the OpenMP thread count oneDNN uses. oneDNN bakes the count into primitives when
-// they are created, so call this before creating and before running (threads <= 0 leaves
-// the current setting).
+// Sets the OpenMP thread count oneDNN uses on the calling thread (an OpenMP setting is
+// per thread, so two sessions with different counts on two threads do not interfere).
+// oneDNN bakes the count into primitives when they are created, so call this before
+// creating and before running (threads <= 0 leaves the current setting).
 void SetThreads(int threads);
 
 StatusOr<dnnl::memory::data_type> ToDnnl(DataType dtype);

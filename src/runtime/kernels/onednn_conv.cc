@@ -1,5 +1,6 @@
-// oneDNN fp32 2-D convolution: Conv and the fused qtune::FusedConv (bias, residual sum and
-// activation as post-ops). Activations in kNhwc; weights reordered once at creation into
+// oneDNN fp32 1-, 2- and 3-D convolution: Conv and the fused qtune::FusedConv (bias,
+// residual sum and activation as post-ops). Activations in the layout WindowLayout gives
+// their rank (rank 4 kNhwc, ranks 3 and 5 plain); weights reordered once at creation into
 // the layout the primitive chose.
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
@@ -24,24 +25,34 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
   const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
   const ValueInfo* sum =
       request.inputs.size() > kFusedConvSumInput ? request.inputs[kFusedConvSumInput] : nullptr;
-  if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 || x.sizes.size() != 4 ||
-      !w.has_constant() || (b != nullptr && !b->has_constant())) {
+  const size_t rank = x.sizes.size();
+  if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 ||
+      !onednn::IsWindowRank(rank) || w.sizes.size() != rank || !w.has_constant() ||
+      (b != nullptr && !b->has_constant()) || request.outputs.empty() ||
+      request.outputs[0] == nullptr || request.outputs[0]->sizes.size() != rank ||
+      !onednn::WindowAttributesFit(node, rank - 2)) {
     return NotApplicable();
   }
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   int64_t group = node.GetInt("group", 1);
+  if (group <= 0 || w.sizes[0] % group != 0) return NotApplicable();
   onednn::ConvGeometry geo = onednn::ComputeConvGeometry(node, x.sizes, w.sizes, y);
+  const Layout layout = onednn::WindowLayout(rank);
+  const memory::format_tag act_tag = onednn::WindowTag(rank);
   onednn::SetThreads(request.threads);
   try {
     memory::dims w_dims = onednn::ToDims(w.sizes);
-    memory::format_tag w_plain_tag = memory::format_tag::oihw;
     if (group > 1) {
-      w_dims = {group, w.sizes[0] / group, w.sizes[1], w.sizes[2], w.sizes[3]};
-      w_plain_tag = memory::format_tag::goihw;
+      w_dims[0] /= group;
+      w_dims.insert(w_dims.begin(), group);
     }
-    memory::desc src_md(onednn::ToDims(x.sizes), memory::data_type::f32, memory::format_tag::nhwc);
-    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, memory::format_tag::nhwc);
-    memory::desc w_any(w_dims, memory::data_type::f32, memory::format_tag::any);
+    const memory::format_tag w_plain_tag = onednn::WeightsTag(rank, group > 1, false);
+    const memory::data_type compute =
+        request.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    memory::desc stored_src(onednn::ToDims(x.sizes), memory::data_type::f32, act_tag);
+    memory::desc src_md(onednn::ToDims(x.sizes), compute, act_tag);
+    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, act_tag);
+    memory::desc w_any(w_dims, compute, memory::format_tag::any);
     memory::desc b_md({w.sizes[0]}, memory::data_type::f32, memory::format_tag::a);
     auto desc =
         b != nullptr
@@ -71,16 +82,17 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
     }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnWeightedKernel>(
-        dnnl::convolution_forward(pd), "onednn:" + impl, pd.src_desc(), pd.dst_desc(),
+        dnnl::convolution_forward(pd), "onednn:" + impl, stored_src, pd.dst_desc(),
         std::move(weights), std::move(bias),
-        sum != nullptr ? static_cast<int>(kFusedConvSumInput) : -1);
+        sum != nullptr ? static_cast<int>(kFusedConvSumInput) : -1,
+        request.bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
-    choice.input_layouts[0] = Layout::kNhwc;
+    choice.input_layouts[0] = layout;
     if (sum != nullptr) {
-      choice.input_layouts[kFusedConvSumInput] = Layout::kNhwc;
+      choice.input_layouts[kFusedConvSumInput] = layout;
       choice.inplace_input = static_cast<int>(kFusedConvSumInput);
     }
-    choice.output_layouts = {Layout::kNhwc};
+    choice.output_layouts = {layout};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_unimplemented) return NotApplicable();

@@ -1,6 +1,7 @@
-// oneDNN fp32 2-D transposed convolution (ONNX ConvTranspose) on kNhwc activations, with
-// constant weights reordered once at creation. ONNX weights are [C_in, C_out/group, kH, kW]
-// (oneDNN calls that layout iohw / giohw).
+// oneDNN fp32 1-, 2- and 3-D transposed convolution (ONNX ConvTranspose), activations in
+// the layout WindowLayout gives their rank (rank 4 kNhwc, ranks 3 and 5 plain), with
+// constant weights reordered once at creation. ONNX weights are [C_in, C_out/group, k...]
+// (oneDNN calls that layout iohw / giohw for 2-D).
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
@@ -17,26 +18,31 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
   const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
-  if (x.dtype != DataType::kFloat32 || x.sizes.size() != 4 || !w.has_constant() ||
-      w.dtype != DataType::kFloat32 || (b != nullptr && !b->has_constant())) {
+  const size_t rank = x.sizes.size();
+  if (x.dtype != DataType::kFloat32 || !onednn::IsWindowRank(rank) || w.sizes.size() != rank ||
+      !w.has_constant() || w.dtype != DataType::kFloat32 || (b != nullptr && !b->has_constant()) ||
+      request.outputs.empty() || request.outputs[0] == nullptr ||
+      request.outputs[0]->sizes.size() != rank) {
     return NotApplicable();
   }
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   int64_t group = node.GetInt("group", 1);
+  if (group <= 0 || w.sizes[0] % group != 0 || y[1] % group != 0) return NotApplicable();
   std::optional<onednn::ConvGeometry> geo =
       onednn::ComputeDeconvGeometry(node, x.sizes, w.sizes, y);
   if (!geo) return NotApplicable();
   onednn::SetThreads(request.threads);
   try {
     int64_t c_out = y[1];
-    memory::dims w_dims = {c_out, w.sizes[0], w.sizes[2], w.sizes[3]};
-    memory::format_tag w_tag = memory::format_tag::iohw;
-    if (group > 1) {
-      w_dims = {group, c_out / group, w.sizes[0] / group, w.sizes[2], w.sizes[3]};
-      w_tag = memory::format_tag::giohw;
-    }
-    memory::desc src_md(onednn::ToDims(x.sizes), memory::data_type::f32, memory::format_tag::nhwc);
-    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, memory::format_tag::nhwc);
+    // oneDNN's logical weight dims are [(G,) O/G, I/G, k...]; the io* tags read ONNX's order.
+    memory::dims w_dims = onednn::ToDims(w.sizes);
+    w_dims[0] = c_out / group;
+    w_dims[1] = w.sizes[0] / group;
+    if (group > 1) w_dims.insert(w_dims.begin(), group);
+    const memory::format_tag w_tag = onednn::WeightsTag(rank, group > 1, true);
+    const memory::format_tag act_tag = onednn::WindowTag(rank);
+    memory::desc src_md(onednn::ToDims(x.sizes), memory::data_type::f32, act_tag);
+    memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, act_tag);
     memory::desc w_any(w_dims, memory::data_type::f32, memory::format_tag::any);
     memory::desc b_md({c_out}, memory::data_type::f32, memory::format_tag::a);
     auto alg = dnnl::algorithm::deconvolution_direct;
@@ -61,8 +67,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
         dnnl::deconvolution_forward(pd), "onednn:deconv:" + onednn::ImplName(pd), pd.src_desc(),
         pd.dst_desc(), std::move(weights), std::move(bias));
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
-    choice.input_layouts[0] = Layout::kNhwc;
-    choice.output_layouts = {Layout::kNhwc};
+    choice.input_layouts[0] = onednn::WindowLayout(rank);
+    choice.output_layouts = {onednn::WindowLayout(rank)};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_unimplemented) return NotApplicable();

@@ -99,9 +99,12 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
   onednn::SetThreads(request.threads);
   try {
     using tag = memory::format_tag;
-    memory::desc src_md({p.m, p.k}, memory::data_type::f32, tag::ab);
+    const memory::data_type compute =
+        request.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    memory::desc stored_src({p.m, p.k}, memory::data_type::f32, tag::ab);
+    memory::desc src_md({p.m, p.k}, compute, tag::ab);
     memory::desc dst_md({p.m, p.n}, memory::data_type::f32, tag::ab);
-    memory::desc w_any({p.k, p.n}, memory::data_type::f32, tag::any);
+    memory::desc w_any({p.k, p.n}, compute, tag::any);
     memory::desc w_plain({p.k, p.n}, memory::data_type::f32,
                          p.weights_transposed ? tag::ba : tag::ab);
     std::optional<memory::desc> bias_md;
@@ -128,8 +131,9 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnWeightedKernel>(
-        dnnl::matmul(pd), "onednn:matmul:" + onednn::ImplName(pd), pd.src_desc(), pd.dst_desc(),
-        std::move(weights), std::move(bias));
+        dnnl::matmul(pd), "onednn:matmul:" + onednn::ImplName(pd), stored_src, pd.dst_desc(),
+        std::move(weights), std::move(bias), -1,
+        request.bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));

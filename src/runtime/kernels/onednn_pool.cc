@@ -1,9 +1,11 @@
-// oneDNN 2-D pooling on kNhwc activations: MaxPool (without the Indices output),
+// oneDNN 1-, 2- and 3-D pooling (rank-4 activations in kNhwc, ranks 3 and 5 plain, see
+// WindowLayout): MaxPool (without the Indices output),
 // AveragePool, GlobalAveragePool and GlobalMaxPool, on float32 and on uint8/int8 (the QDQ
 // fusion's pass-through pools; the output has the input's type, averages are rounded
 // half to even and saturated, as the reference tier does).
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_conv_geometry.h"
 
 namespace qtune::runtime {
 namespace {
@@ -45,24 +47,27 @@ struct PoolParams {
 std::optional<PoolParams> ReadParams(const ir::Node& node, const std::vector<int64_t>& x,
                                      const std::vector<int64_t>& y) {
   const std::string& op = node.op_type();
+  const size_t dims = x.size() - 2;
   PoolParams p;
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     p.algorithm = op == "GlobalMaxPool" ? dnnl::algorithm::pooling_max
                                         : dnnl::algorithm::pooling_avg_exclude_padding;
-    p.kernel = {x[2], x[3]};
-    p.strides = {1, 1};
-    p.pad_begin = p.pad_end = {0, 0};
+    p.kernel.assign(x.begin() + 2, x.end());
+    p.strides.assign(dims, 1);
+    p.pad_begin.assign(dims, 0);
+    p.pad_end.assign(dims, 0);
     return p;
   }
   std::vector<int64_t> kernel = node.GetInts("kernel_shape", {});
-  std::vector<int64_t> strides = node.GetInts("strides", {1, 1});
-  std::vector<int64_t> pads = node.GetInts("pads", {0, 0, 0, 0});
-  std::vector<int64_t> dilations = node.GetInts("dilations", {1, 1});
+  std::vector<int64_t> strides = node.GetInts("strides", std::vector<int64_t>(dims, 1));
+  std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * dims, 0));
+  std::vector<int64_t> dilations = node.GetInts("dilations", std::vector<int64_t>(dims, 1));
   std::string auto_pad = node.GetString("auto_pad", "NOTSET");
   bool count_include_pad = node.GetInt("count_include_pad", 0) != 0;
   bool ceil_mode = node.GetInt("ceil_mode", 0) != 0;
-  if (kernel.size() != 2 || dilations != std::vector<int64_t>{1, 1} ||
-      node.GetInt("storage_order", 0) != 0 || (ceil_mode && count_include_pad)) {
+  if (kernel.size() != dims || strides.size() != dims || pads.size() != 2 * dims ||
+      dilations != std::vector<int64_t>(dims, 1) || node.GetInt("storage_order", 0) != 0 ||
+      (ceil_mode && count_include_pad)) {
     return std::nullopt;
   }
   if (op == "MaxPool") {
@@ -71,7 +76,7 @@ std::optional<PoolParams> ReadParams(const ir::Node& node, const std::vector<int
     p.algorithm = count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                     : dnnl::algorithm::pooling_avg_exclude_padding;
   }
-  for (size_t i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < dims; ++i) {
     int64_t begin = pads[i];
     if (auto_pad == "VALID") {
       begin = 0;
@@ -81,7 +86,7 @@ std::optional<PoolParams> ReadParams(const ir::Node& node, const std::vector<int
     }
     // Right padding that makes oneDNN's output size equal ONNX's (covers ceil_mode).
     int64_t end = (y[i + 2] - 1) * strides[i] + kernel[i] - x[i + 2] - begin;
-    if (count_include_pad && end != pads[i + 2] && auto_pad == "NOTSET") return std::nullopt;
+    if (count_include_pad && end != pads[i + dims] && auto_pad == "NOTSET") return std::nullopt;
     p.kernel.push_back(kernel[i]);
     p.strides.push_back(strides[i]);
     p.pad_begin.push_back(begin);
@@ -103,7 +108,12 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
   const ValueInfo& x = *request.inputs[0];
   const bool supported_type =
       x.dtype == DataType::kFloat32 || x.dtype == DataType::kUint8 || x.dtype == DataType::kInt8;
-  if (!supported_type || x.sizes.size() != 4) return NotApplicable();
+  const size_t rank = x.sizes.size();
+  if (!supported_type || !onednn::IsWindowRank(rank)) return NotApplicable();
+  if (request.outputs.empty() || request.outputs[0] == nullptr ||
+      request.outputs[0]->sizes.size() != rank) {
+    return NotApplicable();
+  }
   if (node.num_outputs() > 1 && node.output(1) != nullptr) return NotApplicable();  // Indices
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   std::optional<PoolParams> params = ReadParams(node, x.sizes, y);
@@ -111,8 +121,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
   onednn::SetThreads(request.threads);
   ASSIGN_OR_RETURN(memory::data_type dt, onednn::ToDnnl(x.dtype));
   try {
-    memory::desc src_md(onednn::ToDims(x.sizes), dt, memory::format_tag::nhwc);
-    memory::desc dst_md(onednn::ToDims(y), dt, memory::format_tag::nhwc);
+    memory::desc src_md(onednn::ToDims(x.sizes), dt, onednn::WindowTag(rank));
+    memory::desc dst_md(onednn::ToDims(y), dt, onednn::WindowTag(rank));
     dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, params->algorithm, src_md,
                                      dst_md, params->strides, params->kernel, params->pad_begin,
                                      params->pad_end);
@@ -120,8 +130,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
     if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnPoolKernel>(std::move(pd));
-    choice.input_layouts = {Layout::kNhwc};
-    choice.output_layouts.assign(request.outputs.size(), Layout::kNhwc);
+    choice.input_layouts = {onednn::WindowLayout(rank)};
+    choice.output_layouts.assign(request.outputs.size(), onednn::WindowLayout(rank));
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_unimplemented) return NotApplicable();

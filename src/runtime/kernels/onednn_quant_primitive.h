@@ -46,6 +46,12 @@ struct QuantAttributeOptions {
   // instead of the sum post-op's zero point, which fewer oneDNN kernels support (grouped
   // int8 convolutions decline it).
   bool sum_zero_point_in_bias = false;
+  // Fold a quantized output's zero point into the bias (y_scale * y_zp added before the
+  // output scale makes round(v) + y_zp) when nothing comes after the scale (no activation,
+  // no Sum). oneDNN's brgconv int8 kernels decline a dst zero point, and the jit kernel
+  // they fall back to is several times slower; ONNX Runtime's layout gives every Conv
+  // without a Relu an asymmetric output.
+  bool dst_zero_point_in_bias = false;
 };
 
 // The attributes for `params`, or nullopt when oneDNN cannot express them (an activation

@@ -31,8 +31,15 @@ std::string Plan::ToString() const {
     for (int id : s.outputs) outs.push_back(describe(id));
     out += fmt::format("{:>4} {:<18} {:<28} {:<34} {} -> {}\n", i, s.op_type, s.node_name,
                        s.kernel->Describe(), fmt::join(ins, ", "), fmt::join(outs, ", "));
+    // QDQ fusion's note on a linear op that stayed float (fusion_pipeline.h).
+    const ir::Node* node =
+        graph != nullptr && !s.node_name.empty() ? graph->FindNode(s.node_name) : nullptr;
+    if (node != nullptr && node->HasAttribute("qtune_not_int8")) {
+      out += fmt::format("       not int8: {}\n", node->GetString("qtune_not_int8", ""));
+    }
   }
-  out += fmt::format("arena {} bytes, {} steps, {} threads\n", arena_bytes, steps.size(), threads);
+  out += fmt::format("arena {} bytes, {} steps, {} views, {} threads\n", arena_bytes, steps.size(),
+                     views, threads);
   return out;
 }
 

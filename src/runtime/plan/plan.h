@@ -21,7 +21,8 @@ struct PlanValue {
     kIntermediate,  // lives in the arena at `arena_offset`
     kOutput,        // a graph output: allocated for the caller at each run
     kAlias,         // the bytes of value `alias_of` seen in another layout (when both
-                    // layouts order the bytes alike, e.g. [N,C,1,1] plain and nhwc)
+                    // layouts order the bytes alike, e.g. [N,C,1,1] plain and nhwc) or
+                    // with other sizes (a view: Reshape, Squeeze, ..., see view_ops.h)
   };
   std::string name;
   Kind kind = Kind::kIntermediate;
@@ -57,6 +58,7 @@ struct Plan {
   std::vector<int> output_ids;  // in graph output order
   int64_t arena_bytes = 0;
   int threads = 1;
+  int views = 0;  // Reshape/Squeeze/Unsqueeze/Flatten nodes run as kAlias values, no step
 
   // One line per step: index, op, node, implementation, inputs -> outputs with sizes and
   // layouts; then the arena size.

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "core/shape.h"
+#include "runtime/control/control_flow.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
@@ -102,7 +103,21 @@ StatusOr<NamedTensors> RunReference(const ir::Graph& graph, const NamedTensors& 
       }
       args.push_back(it->second);
     }
-    ASSIGN_OR_RETURN(std::vector<Tensor> outputs, EvaluateNode(node, args, opset));
+    std::vector<Tensor> outputs;
+    if (HasSubgraphAttribute(node)) {  // If/Loop/Scan: bodies read outer values too
+      std::vector<Tensor> implicit;
+      for (const ir::Value* v : node.implicit_inputs()) {
+        auto it = env.find(v);
+        if (it == env.end()) {
+          return InvalidArgumentError(node.DebugName() + ": outer value '" + v->name() +
+                                      "' is not computed before the node");
+        }
+        implicit.push_back(it->second);
+      }
+      ASSIGN_OR_RETURN(outputs, EvaluateControlFlow(node, args, implicit, opset));
+    } else {
+      ASSIGN_OR_RETURN(outputs, EvaluateNode(node, args, opset));
+    }
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       const ir::Value* v = node.output(i);
       if (v == nullptr) continue;

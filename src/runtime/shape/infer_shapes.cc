@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/shape.h"
+#include "runtime/control/control_flow.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
@@ -103,6 +104,14 @@ StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
       all_constant = all_constant && it->second.has_constant();
       constant_elements += NumElements(it->second.sizes);
     }
+    std::vector<const ValueInfo*> implicit;
+    for (const ir::Value* v : node->implicit_inputs()) {
+      auto it = infos.find(v);
+      if (it == infos.end()) {
+        return InternalError(node->DebugName() + ": outer value '" + v->name() + "' has no shape");
+      }
+      implicit.push_back(&it->second);
+    }
     bool default_domain = node->domain().empty() || node->domain() == "ai.onnx";
     const std::string& op = node->op_type();
     StatusOr<std::vector<ValueInfo>> result = std::vector<ValueInfo>{};
@@ -110,14 +119,15 @@ StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
       result = ShapeOrSize(*node, *in[0], opset);
     } else if (default_domain && all_constant && !IsDataDependent(op) &&
                constant_elements <= options.max_constant_eval_elements &&
-               node->implicit_inputs().empty()) {
+               node->implicit_inputs().empty() && !HasSubgraphAttribute(*node)) {
+      // (If/Loop/Scan go to their shape functions: EvaluateNode has no kernels for them.)
       std::vector<Tensor> values;
       for (const ValueInfo* info : in) values.push_back(info ? info->constant : Tensor());
       result = EvaluateToInfos(*node, values, opset, /*keep_values=*/true);
     } else if (ShapeFn fn = (default_domain || node->domain() == "qtune")
                                 ? ShapeRegistry::Get().Find(op)
                                 : nullptr) {
-      result = fn(ShapeArgs{*node, in, opset});
+      result = fn(ShapeArgs{*node, in, opset, implicit});
     } else if (default_domain && !IsDataDependent(op)) {
       for (size_t i : SizeDeterminingInputs(op)) {
         if (i < in.size() && in[i] != nullptr && !in[i]->has_constant()) {

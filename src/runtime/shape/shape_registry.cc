@@ -12,6 +12,7 @@ const ShapeRegistry& ShapeRegistry::Get() {
     RegisterTensorShapes(*r);
     RegisterQuantShapes(*r);
     RegisterQuantFusedShapes(*r);
+    RegisterControlFlowShapes(*r);
     return r;
   }();
   return *registry;

@@ -28,6 +28,8 @@ struct ShapeArgs {
   const ir::Node& node;
   std::span<const ValueInfo* const> inputs;  // nullptr for an omitted optional input
   int64_t opset;
+  // Parallel to node.implicit_inputs(): the outer values subgraph bodies read (If/Loop/Scan).
+  std::span<const ValueInfo* const> implicit_inputs = {};
 
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   const ValueInfo& input(size_t i) const { return *inputs[i]; }
@@ -54,6 +56,8 @@ void RegisterTensorShapes(ShapeRegistry& registry);
 // (shape_fns_quant_fused.cc).
 void RegisterQuantShapes(ShapeRegistry& registry);
 void RegisterQuantFusedShapes(ShapeRegistry& registry);
+// If, Loop and Scan: their outputs from shape inference on their bodies (shape_fns_control.cc).
+void RegisterControlFlowShapes(ShapeRegistry& registry);
 
 // Helpers for shape functions.
 // Multidirectional (numpy) broadcasting; InvalidArgument naming the node on mismatch.

@@ -1,0 +1,318 @@
+#include "autotune/benchmark_redis.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "core/file_io.h"
+#include "core/logging.h"
+#include "core/sha256.h"
+
+namespace qtune::autotune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kModelTtlS = 86400;
+
+Measurement Failure(FailureKind kind, std::string detail) {
+  Measurement m;
+  m.failure = kind;
+  m.detail = std::move(detail);
+  return m;
+}
+
+std::vector<std::string> XaddArgs(const std::string& key, const StreamFields& fields) {
+  std::vector<std::string> argv = {"XADD", key, "MAXLEN", "~", "100000", "*"};
+  for (const auto& [f, v] : fields) {
+    argv.push_back(f);
+    argv.push_back(v);
+  }
+  return argv;
+}
+
+std::string MakeTunerId() {
+  char host[128] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::string clean;
+  for (char c : std::string(host)) {
+    clean += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  }
+  std::random_device rd;
+  return fmt::format("{}-{}-{:06x}", clean.substr(0, 60), getpid(), rd() & 0xffffff);
+}
+
+}  // namespace
+
+RedisBenchmark::RedisBenchmark(RedisBenchmarkOptions options, RedisKeys keys, RedisUrl url)
+    : options_(std::move(options)),
+      keys_(std::move(keys)),
+      client_(std::move(url)),
+      tuner_id_(MakeTunerId()) {}
+
+RedisBenchmark::~RedisBenchmark() {
+  if (client_.connected())
+    client_.Command({"DEL", keys_.results(tuner_id_)}).status().IgnoreError();
+}
+
+StatusOr<std::unique_ptr<RedisBenchmark>> RedisBenchmark::Create(RedisBenchmarkOptions options) {
+  ASSIGN_OR_RETURN(RedisUrl url, ParseRedisUrl(options.url));
+  ASSIGN_OR_RETURN(RedisKeys keys, RedisKeys::ForQueue(options.queue));
+  std::unique_ptr<RedisBenchmark> bench(new RedisBenchmark(options, keys, url));
+  RETURN_IF_ERROR(bench->client_.Connect());
+  StatusOr<RedisReply> pong = bench->client_.Command({"PING"});
+  if (!pong.ok()) return pong.status();
+  // Wait for a worker's heartbeat: a clear error in seconds, not a hang on the first job.
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.worker_wait_s * 1000));
+  for (;;) {
+    ASSIGN_OR_RETURN(auto workers, bench->LiveWorkers());
+    if (!workers.empty()) {
+      RETURN_IF_ERROR(bench->ChooseMachine(workers));
+      break;
+    }
+    if (Clock::now() >= deadline) {
+      return FailedPreconditionError(fmt::format(
+          "no qtune worker serves queue '{}' on {} (none announced itself within {:g} s); "
+          "start one on the measuring machine: qtune worker --redis {} --queue {}",
+          options.queue, url.Redacted(), options.worker_wait_s, url.Redacted(), options.queue));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return bench;
+}
+
+StatusOr<std::map<std::string, WorkerHeartbeat>> RedisBenchmark::LiveWorkers() {
+  std::map<std::string, WorkerHeartbeat> workers;
+  std::string cursor = "0";
+  do {
+    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SCAN", cursor, "MATCH", keys_.worker_pattern(),
+                                                    "COUNT", "1000"}));
+    if (!r.is_array() || r.elements.size() != 2 || !r.elements[1].is_array()) {
+      return InternalError("Redis answered SCAN with something that is not [cursor, keys]");
+    }
+    cursor = r.elements[0].str;
+    for (const RedisReply& key : r.elements[1].elements) {
+      ASSIGN_OR_RETURN(RedisReply value, client_.Command({"GET", key.str}));
+      if (value.is_nil()) continue;  // expired between SCAN and GET
+      StatusOr<WorkerHeartbeat> h = ParseHeartbeat(value.str);
+      if (!h.ok()) {
+        QTUNE_LOG_WARNING("redis: ignoring heartbeat key {}: {}", key.str, h.status().message());
+        continue;
+      }
+      workers[h->name] = *h;
+    }
+  } while (cursor != "0");
+  workers_seen_ = std::max(workers_seen_, static_cast<int>(workers.size()));
+  return workers;
+}
+
+Status RedisBenchmark::ChooseMachine(const std::map<std::string, WorkerHeartbeat>& workers) {
+  const WorkerHeartbeat& first = workers.begin()->second;
+  const std::string machine = first.machine.Fingerprint();
+  QTUNE_LOG_INFO("redis: {} worker(s) on queue '{}' at {}; measuring on machines like '{}' ({})",
+                 workers.size(), options_.queue, client_.url().Redacted(), first.name, machine);
+  for (const auto& [name, h] : workers) {
+    if (h.machine.Fingerprint() == machine || refused_workers_.count(name)) continue;
+    refused_workers_.insert(name);
+    if (options_.allow_mixed_workers) {
+      QTUNE_LOG_WARNING(
+          "redis: worker '{}' runs on another machine ({}); using it anyway "
+          "(--allow-mixed-workers): latencies may not be comparable",
+          name, h.machine.Fingerprint());
+    } else {
+      QTUNE_LOG_WARNING(
+          "redis: refusing worker '{}': its machine ({}) differs from '{}''s; "
+          "latencies from different machines are not comparable "
+          "(--allow-mixed-workers uses it anyway)",
+          name, h.machine.Fingerprint(), first.name);
+    }
+  }
+  if (!options_.allow_mixed_workers) required_machine_ = machine;
+  return Status::Ok();
+}
+
+StatusOr<std::string> RedisBenchmark::Upload(const std::string& path) {
+  if (uploaded_on_connect_ != client_.connects()) {
+    uploaded_.clear();  // a new connection: the server may have restarted without the data
+    uploaded_on_connect_ = client_.connects();
+  }
+  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  const std::string sha = Sha256Hex(bytes);
+  auto it = uploaded_.find(path);
+  if (it != uploaded_.end() && it->second == sha) {
+    ASSIGN_OR_RETURN(RedisReply r,
+                     client_.Command({"EXPIRE", keys_.model(sha), std::to_string(kModelTtlS)}));
+    if (r.integer == 1) return sha;
+  }
+  ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SET", keys_.model(sha), bytes, "EX",
+                                                  std::to_string(kModelTtlS)}));
+  uploaded_[path] = sha;
+  return sha;
+}
+
+StatusOr<std::string> RedisBenchmark::Submit(const Job& job) {
+  StatusOr<RedisReply> group =
+      client_.Command({"XGROUP", "CREATE", keys_.jobs(), kRedisGroup, "0", "MKSTREAM"});
+  if (!group.ok() && group.status().message().find("BUSYGROUP") == std::string::npos) {
+    return group.status();
+  }
+  ASSIGN_OR_RETURN(RedisReply id, client_.Command(XaddArgs(keys_.jobs(), EncodeJob(job))));
+  return id.str;
+}
+
+Measurement RedisBenchmark::Measure(const MeasureRequest& request) {
+  if (request.candidate_path.empty() || request.rounds < 1) {
+    return Failure(FailureKind::kUnparsable,
+                   "a measurement needs a candidate path and rounds >= 1");
+  }
+  Job job;
+  job.id = fmt::format("{}-{}", tuner_id_, next_job_++);
+  job.reply = keys_.results(tuner_id_);
+  job.rounds = request.rounds;
+  job.iters = options_.iters;
+  job.warmup = options_.warmup;
+  job.timeout_s = request.timeout_s > 0 ? request.timeout_s : options_.timeout_s;
+  job.seed = options_.seed;
+  job.shapes = options_.input_sizes;
+  job.machine = required_machine_;
+  return Wait(job, request);
+}
+
+// Submits `job` (again after every reconnect) and waits for its first result.
+Measurement RedisBenchmark::Wait(const Job& prepared, const MeasureRequest& request) {
+  Job job = prepared;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
+                                           (job.timeout_s + options_.queue_wait_s) * 1000));
+  int submitted_on_connect = -1;
+  std::string entry_id;  // of the job on the jobs stream
+  std::string last_error;
+  auto last_worker_check = Clock::now();
+  auto last_worker_seen = Clock::now();
+  while (Clock::now() < deadline) {
+    if (submitted_on_connect != client_.connects() || !client_.connected()) {
+      Status s = [&]() -> Status {
+        RETURN_IF_ERROR(client_.Connect());
+        ASSIGN_OR_RETURN(job.candidate_sha256, Upload(request.candidate_path));
+        if (!request.reference_path.empty()) {
+          ASSIGN_OR_RETURN(job.reference_sha256, Upload(request.reference_path));
+        }
+        if (!entry_id.empty()) {  // submitted before the connection was lost
+          client_.Command({"XDEL", keys_.jobs(), entry_id}).status().IgnoreError();
+        }
+        ASSIGN_OR_RETURN(entry_id, Submit(job));
+        return Status::Ok();
+      }();
+      if (!s.ok()) {
+        if (s.code() == StatusCode::kFailedPrecondition) {  // Redis refused a command
+          return Failure(FailureKind::kConnection, s.message());
+        }
+        if (s.code() != StatusCode::kUnavailable)
+          return Failure(FailureKind::kUnparsable, s.message());
+        if (last_error != s.message()) QTUNE_LOG_WARNING("redis: {}; retrying", s.message());
+        last_error = s.message();
+        continue;  // Connect() waits out the backoff
+      }
+      if (!last_error.empty()) QTUNE_LOG_INFO("redis: reconnected to {}", client_.url().Redacted());
+      last_error.clear();
+      submitted_on_connect = client_.connects();
+    }
+    StatusOr<RedisReply> r = client_.Command(
+        {"XREAD", "COUNT", "16", "BLOCK", "1000", "STREAMS", job.reply, last_result_id_}, 1.0);
+    if (!r.ok()) {
+      last_error = r.status().message();
+      QTUNE_LOG_WARNING("redis: {}; reconnecting", last_error);
+      continue;
+    }
+    if (r->is_array()) {
+      for (const RedisReply& stream : r->elements) {
+        if (!stream.is_array() || stream.elements.size() != 2) continue;
+        StatusOr<std::vector<StreamEntry>> entries = ParseStreamEntries(stream.elements[1]);
+        if (!entries.ok()) {
+          QTUNE_LOG_WARNING("redis: ignoring a malformed reply on {}: {}", job.reply,
+                            entries.status().message());
+          continue;
+        }
+        std::optional<Measurement> mine;
+        for (const StreamEntry& e : *entries) {
+          last_result_id_ = e.id;
+          StatusOr<JobResult> result = ParseResult(e.fields);
+          if (!result.ok()) {
+            QTUNE_LOG_WARNING("redis: ignoring result {}: {}", e.id, result.status().message());
+            continue;
+          }
+          if (result->job_id != job.id) {
+            QTUNE_LOG_DEBUG("redis: ignoring a late or repeated result for job {}", result->job_id);
+            continue;
+          }
+          if (!required_machine_.empty() && result->machine != required_machine_) {
+            QTUNE_LOG_WARNING("redis: ignoring the result of worker '{}' (machine {})",
+                              result->worker, result->machine);
+            continue;
+          }
+          if (!mine) {
+            NoteResult(*result);
+            mine = result->measurement;
+          }
+        }
+        if (mine) {
+          client_.Command({"XTRIM", job.reply, "MINID", last_result_id_}).status().IgnoreError();
+          return *mine;
+        }
+      }
+    }
+    // Every few seconds: is any worker still alive?
+    if (Clock::now() - last_worker_check > std::chrono::seconds(2)) {
+      last_worker_check = Clock::now();
+      StatusOr<std::map<std::string, WorkerHeartbeat>> workers = LiveWorkers();
+      if (workers.ok() && !workers->empty()) last_worker_seen = Clock::now();
+      if (workers.ok() && workers->empty() &&
+          Clock::now() - last_worker_seen >
+              std::chrono::milliseconds(static_cast<int64_t>(options_.worker_wait_s * 1000))) {
+        return Failure(FailureKind::kConnection,
+                       fmt::format("no qtune worker is alive on queue '{}' at {} (its last "
+                                   "heartbeat expired); start one: qtune worker --redis {} "
+                                   "--queue {}",
+                                   options_.queue, client_.url().Redacted(),
+                                   client_.url().Redacted(), options_.queue));
+      }
+    }
+  }
+  if (!entry_id.empty() && client_.connected()) {  // withdraw it: nobody waits for it now
+    client_.Command({"XDEL", keys_.jobs(), entry_id}).status().IgnoreError();
+  }
+  if (!last_error.empty()) {
+    return Failure(FailureKind::kConnection, "no answer from Redis in time: " + last_error);
+  }
+  return Failure(FailureKind::kTimeout,
+                 fmt::format("no worker answered job {} within {:g} s (--timeout {:g} s plus "
+                             "{:g} s of queueing)",
+                             job.id, job.timeout_s + options_.queue_wait_s, job.timeout_s,
+                             options_.queue_wait_s));
+}
+
+void RedisBenchmark::NoteResult(const JobResult& result) {
+  WorkerStats& s = worker_stats_[result.worker];
+  if (s.jobs == 0) s.first = Clock::now();
+  s.last = Clock::now();
+  ++s.jobs;
+  int total = 0;
+  for (const auto& [name, stats] : worker_stats_) total += stats.jobs;
+  if (total % 20 == 0) QTUNE_LOG_INFO("redis: {}", Describe());
+}
+
+std::string RedisBenchmark::Describe() const {
+  std::string workers;
+  for (const auto& [name, s] : worker_stats_) {
+    double span = std::chrono::duration<double>(s.last - s.first).count();
+    workers += fmt::format("{}{} {} jobs", workers.empty() ? "" : ", ", name, s.jobs);
+    if (span > 0 && s.jobs > 1) workers += fmt::format(" {:.2f}/s", (s.jobs - 1) / span);
+  }
+  return fmt::format("redis {} queue {} ({} workers seen{}{})", client_.url().Redacted(),
+                     options_.queue, std::max<size_t>(workers_seen_, worker_stats_.size()),
+                     workers.empty() ? "" : ": ", workers);
+}
+
+}  // namespace qtune::autotune

@@ -1,0 +1,219 @@
+#include "runtime/control/subgraph_program.h"
+
+#include <cstring>
+#include <new>
+
+#include "core/shape.h"
+#include "ir/builder.h"
+#include "passes/pipeline.h"
+#include "runtime/reference/registry.h"
+#include "runtime/shape/infer_shapes.h"
+
+namespace qtune::runtime {
+namespace {
+
+StatusOr<std::shared_ptr<std::byte[]>> AllocateArena(int64_t bytes) {
+  size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 64));
+  auto* p = static_cast<std::byte*>(::operator new[](size, std::align_val_t(64), std::nothrow));
+  if (p == nullptr) {
+    return ResourceExhaustedError("cannot allocate the " + std::to_string(bytes >> 20) +
+                                  " MiB of intermediate buffers a subgraph needs");
+  }
+  return std::shared_ptr<std::byte[]>(
+      p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(64)); });
+}
+
+Status CheckBound(const PlanValue& v, const Tensor& t, const char* role) {
+  if (t.dtype() == v.dtype && t.sizes() == v.physical_sizes()) return Status::Ok();
+  return InternalError(std::string("subgraph ") + role + " '" + v.name + "': bound a " +
+                       std::string(DataTypeName(t.dtype())) + " [" + SizesToString(t.sizes()) +
+                       "] tensor to a plan value of " + std::string(DataTypeName(v.dtype)) + " [" +
+                       SizesToString(v.sizes) + "]");
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<BodyPlan>> BodyPlan::Create(std::unique_ptr<Plan> plan) {
+  ASSIGN_OR_RETURN(std::shared_ptr<std::byte[]> arena, AllocateArena(plan->arena_bytes));
+  return std::unique_ptr<BodyPlan>(new BodyPlan(std::move(plan), std::move(arena)));
+}
+
+StatusOr<BodyBinding> BodyPlan::Bind(std::span<const Tensor> inputs,
+                                     std::span<const Tensor> outputs) {
+  const Plan& p = *plan_;
+  if (inputs.size() != p.input_ids.size() || outputs.size() != p.output_ids.size()) {
+    return InternalError("subgraph binding: " + std::to_string(inputs.size()) + " inputs and " +
+                         std::to_string(outputs.size()) + " outputs for a plan of " +
+                         std::to_string(p.input_ids.size()) + " and " +
+                         std::to_string(p.output_ids.size()));
+  }
+  BodyBinding b;
+  b.slots.resize(p.values.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    RETURN_IF_ERROR(CheckBound(p.values[p.input_ids[i]], inputs[i], "input"));
+    b.slots[p.input_ids[i]] = inputs[i];
+  }
+  for (size_t id = 0; id < p.values.size(); ++id) {
+    const PlanValue& v = p.values[id];
+    if (v.kind == PlanValue::Kind::kConstant) b.slots[id] = v.constant;
+    if (v.kind == PlanValue::Kind::kIntermediate) {
+      b.slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), arena_.get() + v.arena_offset);
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int id = p.output_ids[i];
+    const PlanValue& v = p.values[id];
+    RETURN_IF_ERROR(CheckBound(v, outputs[i], "output"));
+    if (v.kind == PlanValue::Kind::kOutput && !b.slots[id].is_valid()) {
+      b.slots[id] = outputs[i];  // the plan writes this output straight into the buffer
+    } else {
+      b.copies.emplace_back(id, outputs[i]);
+    }
+  }
+  // An output seen through an alias (another layout, same bytes) leaves its source unbound.
+  for (size_t id = 0; id < p.values.size(); ++id) {
+    const PlanValue& v = p.values[id];
+    if (v.kind == PlanValue::Kind::kOutput && !b.slots[id].is_valid()) {
+      ASSIGN_OR_RETURN(b.slots[id], Tensor::Allocate(v.dtype, v.physical_sizes()));
+    }
+  }
+  for (size_t id = 0; id < p.values.size(); ++id) {
+    const PlanValue& v = p.values[id];
+    if (v.kind != PlanValue::Kind::kAlias) continue;
+    b.slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), b.slots[v.alias_of].raw_data());
+  }
+  b.step_inputs.resize(p.steps.size());
+  b.step_outputs.resize(p.steps.size());
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    for (int id : p.steps[s].inputs) b.step_inputs[s].push_back(id < 0 ? Tensor() : b.slots[id]);
+    for (int id : p.steps[s].outputs) {
+      b.step_outputs[s].push_back(id < 0 ? Tensor() : b.slots[id]);
+    }
+  }
+  return b;
+}
+
+Status BodyPlan::Run(BodyBinding& binding, const std::string& what) {
+  for (size_t s = 0; s < plan_->steps.size(); ++s) {
+    PlanStep& step = plan_->steps[s];
+    Status status = step.kernel->Run(binding.step_inputs[s], binding.step_outputs[s]);
+    if (!status.ok()) {
+      return status.WithContext(what + ": " + step.op_type + " '" + step.node_name + "'");
+    }
+  }
+  for (auto& [id, destination] : binding.copies) {
+    const Tensor& source = binding.slots[id];
+    if (source.byte_size() > 0) {
+      std::memcpy(destination.raw_data(), source.raw_data(), source.byte_size());
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<SubgraphProgram>> SubgraphProgram::Create(
+    const std::string& bytes, const ir::SubgraphContext& context, const SubgraphOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, ir::ParseSubgraph(bytes, context));
+  const size_t num_formal = context.formal_input_types.size();
+  std::vector<std::string> inputs_before;
+  for (const ir::Value* v : graph->inputs()) inputs_before.push_back(v->name());
+  if (options.optimize) {
+    passes::PassOptions pass_options;
+    pass_options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs,
+                                int64_t opset) { return EvaluateNode(node, inputs, opset); };
+    auto report = passes::RunPipeline(*graph, pass_options);
+    if (!report.ok()) return report.status().WithContext(context.what);
+  }
+  std::vector<std::string> inputs_after;
+  for (const ir::Value* v : graph->inputs()) inputs_after.push_back(v->name());
+  if (inputs_after != inputs_before) {
+    return InternalError(context.what + ": the pass pipeline changed the body's inputs");
+  }
+  auto program = std::unique_ptr<SubgraphProgram>(new SubgraphProgram());
+  program->graph_ = std::move(graph);
+  program->num_formal_ = num_formal;
+  program->options_ = options;
+  program->what_ = context.what;
+  return program;
+}
+
+std::vector<std::string> SubgraphProgram::outer_input_names() const {
+  std::vector<std::string> names;
+  for (size_t i = num_formal_; i < graph_->inputs().size(); ++i) {
+    names.push_back(graph_->inputs()[i]->name());
+  }
+  return names;
+}
+
+std::map<std::string, std::vector<int64_t>> SubgraphProgram::SizesByName(
+    const std::vector<std::vector<int64_t>>& input_sizes) const {
+  std::map<std::string, std::vector<int64_t>> sizes;
+  for (size_t i = 0; i < graph_->inputs().size() && i < input_sizes.size(); ++i) {
+    sizes[graph_->inputs()[i]->name()] = input_sizes[i];
+  }
+  return sizes;
+}
+
+StatusOr<std::vector<ValueInfo>> SubgraphProgram::InferOutputs(
+    const std::vector<std::vector<int64_t>>& input_sizes) const {
+  auto infos = InferShapes(*graph_, SizesByName(input_sizes), ShapeInferenceOptions{});
+  if (!infos.ok()) return infos.status().WithContext(what_);
+  std::vector<ValueInfo> outputs;
+  for (const ir::Value* v : graph_->outputs()) outputs.push_back(infos->at(v));
+  return outputs;
+}
+
+StatusOr<BodyPlan*> SubgraphProgram::PlanFor(const std::vector<std::vector<int64_t>>& input_sizes) {
+  auto it = plans_.find(input_sizes);
+  if (it != plans_.end()) return it->second.get();
+  auto plan = Compile(*graph_, SizesByName(input_sizes), options_.compile);
+  if (!plan.ok()) return plan.status().WithContext(what_);
+  ASSIGN_OR_RETURN(std::unique_ptr<BodyPlan> body, BodyPlan::Create(std::move(plan).value()));
+  BodyPlan* raw = body.get();
+  plans_[input_sizes] = std::move(body);
+  return raw;
+}
+
+StatusOr<std::unique_ptr<SubgraphProgram>> CreateBody(const BodyRequest& request,
+                                                      const std::string& attribute,
+                                                      std::vector<DataType> formal_input_types) {
+  const ir::Node& node = request.node;
+  const ir::Attribute* a = node.FindAttribute(attribute);
+  if (a == nullptr || a->type != ir::AttributeType::kGraph || a->graphs.size() != 1) {
+    return InvalidArgumentError(node.DebugName() + " has no graph attribute '" + attribute + "'");
+  }
+  ir::ModelInfo model;
+  model.opset_imports[""] = request.opset;
+  model.ir_version = ir::IrVersionForOpset(request.opset);
+  ir::SubgraphContext context;
+  context.model = &model;
+  context.formal_input_types = std::move(formal_input_types);
+  context.what = attribute + " of " + node.DebugName();
+  for (size_t k = 0; k < node.implicit_inputs().size(); ++k) {
+    const ir::Value* v = node.implicit_inputs()[k];
+    const ValueInfo* info =
+        k < request.implicit_inputs.size() ? request.implicit_inputs[k] : nullptr;
+    if (info == nullptr) {
+      return InternalError(node.DebugName() + ": no shape information for outer value '" +
+                           v->name() + "'");
+    }
+    context.outer[v->name()] = ir::OuterValue{info->dtype, info->constant};
+  }
+  return SubgraphProgram::Create(a->graphs[0], context, request.options);
+}
+
+StatusOr<OuterBinding> BindOuterInputs(const SubgraphProgram& body, const BodyRequest& request) {
+  OuterBinding binding;
+  const auto& implicit = request.node.implicit_inputs();
+  for (const std::string& name : body.outer_input_names()) {
+    size_t k = 0;
+    while (k < implicit.size() && implicit[k]->name() != name) ++k;
+    if (k == implicit.size()) {
+      return InternalError(body.what() + " reads '" + name + "', not an implicit input");
+    }
+    binding.sizes.push_back(request.implicit_inputs[k]->sizes);
+    binding.implicit_index.push_back(k);
+  }
+  return binding;
+}
+
+}  // namespace qtune::runtime
