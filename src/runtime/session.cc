@@ -1,28 +1,14 @@
 #include "runtime/session.h"
 
 #include <chrono>
-#include <new>
 
 #include "core/shape.h"
 #include "passes/pipeline.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/plan/memory_planner.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
-namespace {
-
-StatusOr<std::shared_ptr<std::byte[]>> AllocateArena(int64_t bytes) {
-  size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 64));
-  auto* p = static_cast<std::byte*>(::operator new[](size, std::align_val_t(64), std::nothrow));
-  if (p == nullptr) {
-    return ResourceExhaustedError("cannot allocate the " + std::to_string(bytes >> 20) +
-                                  " MiB of intermediate buffers these input sizes need");
-  }
-  return std::shared_ptr<std::byte[]>(
-      p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(64)); });
-}
-
-}  // namespace
 
 StatusOr<std::unique_ptr<Session>> Session::Create(const ir::Graph& graph,
                                                    const SessionOptions& options) {
@@ -61,7 +47,7 @@ StatusOr<Plan*> Session::PlanFor(const std::map<std::string, std::vector<int64_t
                                  options_.optimize, options_.bf16};
   ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(*graph_, sizes, compile_options));
   Plan* raw = plan.get();
-  ASSIGN_OR_RETURN(arenas_[raw], AllocateArena(plan->arena_bytes));
+  ASSIGN_OR_RETURN(arenas_[raw], AllocateArena(plan->arena_bytes, "these input sizes"));
   plans_[{sizes, reference}] = std::move(plan);
   return raw;
 }

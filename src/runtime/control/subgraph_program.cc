@@ -1,27 +1,16 @@
 #include "runtime/control/subgraph_program.h"
 
 #include <cstring>
-#include <new>
 
 #include "core/shape.h"
 #include "ir/builder.h"
 #include "passes/pipeline.h"
+#include "runtime/plan/memory_planner.h"
 #include "runtime/reference/registry.h"
 #include "runtime/shape/infer_shapes.h"
 
 namespace qtune::runtime {
 namespace {
-
-StatusOr<std::shared_ptr<std::byte[]>> AllocateArena(int64_t bytes) {
-  size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 64));
-  auto* p = static_cast<std::byte*>(::operator new[](size, std::align_val_t(64), std::nothrow));
-  if (p == nullptr) {
-    return ResourceExhaustedError("cannot allocate the " + std::to_string(bytes >> 20) +
-                                  " MiB of intermediate buffers a subgraph needs");
-  }
-  return std::shared_ptr<std::byte[]>(
-      p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(64)); });
-}
 
 Status CheckBound(const PlanValue& v, const Tensor& t, const char* role) {
   if (t.dtype() == v.dtype && t.sizes() == v.physical_sizes()) return Status::Ok();
@@ -34,7 +23,8 @@ Status CheckBound(const PlanValue& v, const Tensor& t, const char* role) {
 }  // namespace
 
 StatusOr<std::unique_ptr<BodyPlan>> BodyPlan::Create(std::unique_ptr<Plan> plan) {
-  ASSIGN_OR_RETURN(std::shared_ptr<std::byte[]> arena, AllocateArena(plan->arena_bytes));
+  ASSIGN_OR_RETURN(std::shared_ptr<std::byte[]> arena,
+                   AllocateArena(plan->arena_bytes, "a subgraph"));
   return std::unique_ptr<BodyPlan>(new BodyPlan(std::move(plan), std::move(arena)));
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/plan/memory_planner.h"
 
 #include <algorithm>
+#include <new>
 #include <numeric>
 
 #include "core/check.h"
@@ -69,6 +70,17 @@ bool IsValidMemoryPlan(std::span<const BufferRequest> requests, const MemoryPlan
     }
   }
   return true;
+}
+
+StatusOr<std::shared_ptr<std::byte[]>> AllocateArena(int64_t bytes, const std::string& whose) {
+  size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 64));
+  auto* p = static_cast<std::byte*>(::operator new[](size, std::align_val_t(64), std::nothrow));
+  if (p == nullptr) {
+    return ResourceExhaustedError("cannot allocate the " + std::to_string(bytes >> 20) +
+                                  " MiB of intermediate buffers " + whose + " need");
+  }
+  return std::shared_ptr<std::byte[]>(
+      p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(64)); });
 }
 
 }  // namespace qtune::runtime

@@ -4,9 +4,14 @@
 // share space. Pure function; tested alone on hand-written lifetimes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "core/status.h"
 
 namespace qtune::runtime {
 
@@ -29,5 +34,10 @@ MemoryPlan PlanMemory(std::span<const BufferRequest> requests, int64_t alignment
 // True if no two requests with overlapping lifetimes overlap in memory under `plan`
 // and every buffer lies inside the arena (used by tests and debug checks).
 bool IsValidMemoryPlan(std::span<const BufferRequest> requests, const MemoryPlan& plan);
+
+// A 64-byte aligned arena of `bytes` (at least 64). ResourceExhausted when it cannot be
+// allocated, naming the size and `whose` buffers they are ("these input sizes", "a
+// subgraph").
+StatusOr<std::shared_ptr<std::byte[]>> AllocateArena(int64_t bytes, const std::string& whose);
 
 }  // namespace qtune::runtime
