@@ -5,6 +5,9 @@
 //
 // Usage: node bench/compare.js [--qtune build/src/cli/qtune] [--threads 1,2] [--rounds 3]
 //          [--iters 30] [--warmup 5] [--json out.json] [--model NAME=PATH:input=1x3x224x224]...
+//          [--variant FLAG]
+// --variant FLAG (e.g. --bf16) adds a third contestant in the same alternation, `qtune bench
+// FLAG`, and its median and ratio to qtune's default.
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
@@ -31,7 +34,7 @@ function defaultModels() {
 
 function parseArgs(argv) {
   const o = {qtune: path.join(root, 'build/src/cli/qtune'), threads: [1, 2], rounds: 3,
-             iters: 30, warmup: 5, json: null, models: []};
+             iters: 30, warmup: 5, json: null, models: [], variant: null};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--qtune') o.qtune = argv[++i];
@@ -40,6 +43,7 @@ function parseArgs(argv) {
     else if (a === '--iters') o.iters = Number(argv[++i]);
     else if (a === '--warmup') o.warmup = Number(argv[++i]);
     else if (a === '--json') o.json = argv[++i];
+    else if (a === '--variant') o.variant = argv[++i];
     else if (a === '--model') {
       // NAME=PATH:INPUT=SIZES — split at the first '=' and the first ':' after it.
       const arg = argv[++i];
@@ -71,22 +75,27 @@ function main() {
   const o = parseArgs(process.argv.slice(2));
   const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
   console.log(`# qtune vs ONNX Runtime (load average at start ${load}; ${o.rounds} alternating rounds of ${o.iters} runs)\n`);
-  console.log('| model | threads | qtune median ms | ORT median ms | qtune/ORT |');
-  console.log('|---|---|---|---|---|');
+  const v = o.variant;
+  console.log(`| model | threads | qtune median ms | ORT median ms | qtune/ORT |` +
+              (v ? ` qtune ${v} ms | ${v} / qtune |` : ''));
+  console.log('|---|---|---|---|---|' + (v ? '---|---|' : ''));
   const rows = [];
   for (const threads of o.threads) {
     for (const m of o.models) {
-      const q = [], r = [];
+      const q = [], r = [], qv = [];
       for (let round = 0; round < o.rounds; round++) {
         const common = ['--threads', String(threads), '--iters', String(o.iters), '--warmup',
                         String(o.warmup), '--shape', m.shape, '--json'];
         q.push(runJson(o.qtune, ['bench', m.path, ...common]).median_ms);
         r.push(runJson('node', [ortBench, m.path, ...common]).median_ms);
+        if (v) qv.push(runJson(o.qtune, ['bench', m.path, v, ...common]).median_ms);
       }
       const row = {model: m.name, threads, qtune_ms: median(q), ort_ms: median(r)};
       row.ratio = row.qtune_ms / row.ort_ms;
+      if (v) row.variant_ms = median(qv);
       rows.push(row);
-      console.log(`| ${row.model} | ${threads} | ${row.qtune_ms.toFixed(3)} | ${row.ort_ms.toFixed(3)} | ${row.ratio.toFixed(2)} |`);
+      console.log(`| ${row.model} | ${threads} | ${row.qtune_ms.toFixed(3)} | ${row.ort_ms.toFixed(3)} | ${row.ratio.toFixed(2)} |` +
+                  (v ? ` ${row.variant_ms.toFixed(3)} | ${(row.variant_ms / row.qtune_ms).toFixed(2)} |` : ''));
     }
   }
   console.log('');
