@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   redis-server libhiredis-dev
+  pybind11-dev python3-dev python3-numpy
 )
 # Node.js runs ONNX Runtime (the peer qtune is checked and measured against).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

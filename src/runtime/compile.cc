@@ -168,6 +168,17 @@ class PlanBuilder {
       ASSIGN_OR_RETURN(choice, CreateReferenceKernel(request));
     }
 
+    // A kernel gives one layout per input and output it handles; a node with more (a
+    // malformed model: Softmax with two outputs) is refused instead of read past them.
+    if (choice->input_layouts.size() < node.num_inputs() + node.implicit_inputs().size() ||
+        choice->output_layouts.size() < node.num_outputs()) {
+      return InvalidArgumentError(
+          node.DebugName() + ": has " + std::to_string(node.num_inputs()) + " inputs and " +
+          std::to_string(node.num_outputs()) + " outputs; its kernel (" +
+          choice->kernel->Describe() + ") takes " + std::to_string(choice->input_layouts.size()) +
+          " and " + std::to_string(choice->output_layouts.size()) + "; check the model's " +
+          node.op_type() + " node against the ONNX operator's definition");
+    }
     PlanStep step{node.name(), node.op_type(), std::move(choice->kernel), {}, {}};
     step.inplace_input = choice->inplace_input;
     for (size_t i = 0; i < node.num_inputs() + node.implicit_inputs().size(); ++i) {

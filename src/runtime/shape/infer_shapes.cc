@@ -33,6 +33,71 @@ std::vector<size_t> SizeDeterminingInputs(const std::string& op) {
   return it == table->end() ? std::vector<size_t>{} : it->second;
 }
 
+// How many leading inputs ONNX requires of `op` at `opset` (0: not listed). Shape
+// functions and kernels read these without checking, so a node missing one (a malformed
+// or fuzzed model) is refused here, before anything reads it.
+size_t RequiredInputs(const std::string& op, int64_t opset) {
+  static const auto* table = new std::map<std::string, size_t>{
+      {"Add", 2},
+      {"Sub", 2},
+      {"Mul", 2},
+      {"Div", 2},
+      {"Pow", 2},
+      {"Mod", 2},
+      {"And", 2},
+      {"Or", 2},
+      {"Xor", 2},
+      {"Equal", 2},
+      {"Greater", 2},
+      {"Less", 2},
+      {"GreaterOrEqual", 2},
+      {"LessOrEqual", 2},
+      {"BitShift", 2},
+      {"PRelu", 2},
+      {"Where", 3},
+      {"Gather", 2},
+      {"GatherElements", 2},
+      {"GatherND", 2},
+      {"Expand", 2},
+      {"Tile", 2},
+      {"MatMul", 2},
+      {"MatMulInteger", 2},
+      {"Gemm", 2},
+      {"Conv", 2},
+      {"ConvInteger", 2},
+      {"ConvTranspose", 2},
+      {"QuantizeLinear", 2},
+      {"DequantizeLinear", 2},
+      {"QLinearConv", 8},
+      {"QLinearMatMul", 8},
+      {"BatchNormalization", 5},
+      {"LayerNormalization", 2},
+      {"CastLike", 2},
+      {"If", 1},
+  };
+  if (op == "Reshape") return opset >= 5 ? 2 : 1;
+  if (op == "Slice") return opset >= 10 ? 3 : 1;
+  if (op == "Pad") return opset >= 11 ? 2 : 1;
+  if (op == "Upsample") return opset >= 9 ? 2 : 1;
+  if (op == "Resize") return opset == 10 ? 2 : 1;
+  if (op == "Unsqueeze") return opset >= 13 ? 2 : 1;
+  auto it = table->find(op);
+  return it == table->end() ? 0 : it->second;
+}
+
+Status CheckRequiredInputs(const ir::Node& node, int64_t opset) {
+  size_t required = RequiredInputs(node.op_type(), opset);
+  for (size_t i = 0; i < required; ++i) {
+    if (i >= node.num_inputs() || node.input(i) == nullptr) {
+      return InvalidArgumentError(node.DebugName() + ": input " + std::to_string(i) +
+                                  " is missing; " + node.op_type() + " (opset " +
+                                  std::to_string(opset) + ") requires its first " +
+                                  std::to_string(required) + " inputs");
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<ValueInfo>> ShapeOrSize(const ir::Node& node, const ValueInfo& in,
                                              int64_t opset) {
   int64_t rank = static_cast<int64_t>(in.sizes.size());
@@ -88,6 +153,8 @@ StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
   }
   ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.TopologicalOrder());
   for (const ir::Node* node : order) {
+    bool default_domain_op = node->domain().empty() || node->domain() == "ai.onnx";
+    if (default_domain_op) RETURN_IF_ERROR(CheckRequiredInputs(*node, opset));
     std::vector<const ValueInfo*> in;
     bool all_constant = true;
     int64_t constant_elements = 0;
@@ -136,6 +203,13 @@ StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
                                     "') sets the output sizes but is computed at run time; "
                                     "qtune needs it to be constant");
         }
+      }
+      // Refuse an op with no reference kernel before allocating its zero inputs (sizes from
+      // a model's Tile/Expand constants may be gigabytes).
+      if (ReferenceRegistry::Get().FindFor(*node) == nullptr) {
+        return UnimplementedError(node->DebugName() + ": op " + op + " (opset " +
+                                  std::to_string(opset) +
+                                  ") has no shape function and no reference kernel");
       }
       std::vector<Tensor> zeros;
       for (const ValueInfo* info : in) {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The installed CMake package works for a project outside qtune (docs/cmake.md):
+# `cmake --install` the build into a fresh prefix, configure and build
+# tests/packaging/consumer against it with find_package(qtune), run it on a model and check
+# the output names and shapes it prints.
+# Usage: install_consumer_test.sh BUILD_DIR SOURCE_DIR MODEL EXPECTED_LINE
+set -euo pipefail
+build_dir=$1 source_dir=$2 model=$3 expected=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build_dir" --prefix "$work/prefix" > "$work/install.log"
+for f in bin/qtune include/qtune/runtime/session.h lib/cmake/qtune/qtuneConfig.cmake \
+         lib/cmake/qtune/qtuneConfigVersion.cmake lib/cmake/qtune/qtuneTargets.cmake; do
+  if [[ ! -e "$work/prefix/$f" ]]; then
+    echo "FAIL: cmake --install did not install $f" >&2
+    exit 1
+  fi
+done
+# No header path may point back into the source tree.
+if grep -q "$source_dir/src" "$work/prefix/lib/cmake/qtune/qtuneTargets.cmake"; then
+  echo "FAIL: qtuneTargets.cmake refers to the source tree $source_dir/src" >&2
+  exit 1
+fi
+
+generator=()
+command -v ninja > /dev/null && generator=(-G Ninja)
+cmake -S "$source_dir/tests/packaging/consumer" -B "$work/build" "${generator[@]}" \
+      -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" 2>&1 ||
+  { cat "$work/configure.log" >&2; echo "FAIL: configuring the consumer project" >&2; exit 1; }
+cmake --build "$work/build" > "$work/build.log" 2>&1 ||
+  { tail -50 "$work/build.log" >&2; echo "FAIL: building the consumer project" >&2; exit 1; }
+
+output=$("$work/build/consumer" "$model")
+echo "$output"
+if [[ "$output" != *"$expected"* ]]; then
+  echo "FAIL: expected a line '$expected'" >&2
+  exit 1
+fi
+echo "PASS: installed package builds and runs a consumer"
