@@ -82,6 +82,15 @@ std::vector<quant::QuantizerRule> ExtraRules(const QuantizeCliOptions& cli) {
   return rules;
 }
 
+// The recipe's first fp8_e4m3 quantizer rule, or nullptr: flags that need a zero point or
+// the int8 grid do not fit it.
+const quant::QuantizerRule* FirstFp8Rule(const quant::Recipe& recipe) {
+  for (const quant::QuantizerRule& rule : recipe.quantizers) {
+    if (rule.format == quant::QuantFormat::kFp8E4M3) return &rule;
+  }
+  return nullptr;
+}
+
 // Flag combinations the recipe makes impossible are usage errors, found before any work:
 // --percentile without the percentile calibrator, the entropy calibrator on FP8 quantizers.
 int CheckFlagsFitRecipe(const QuantizeCliOptions& cli, const quant::Recipe& recipe,
@@ -107,22 +116,20 @@ int CheckFlagsFitRecipe(const QuantizeCliOptions& cli, const quant::Recipe& reci
                    "TensorRT quantizes symmetrically only (use --target cpu or ort)\n");
       return kExitUsage;
     }
-    for (const quant::QuantizerRule& rule : recipe.quantizers) {
-      if (rule.format != quant::QuantFormat::kFp8E4M3) continue;
+    if (const quant::QuantizerRule* fp8 = FirstFp8Rule(recipe)) {
       std::fprintf(stderr,
                    "qtune: error: --asymmetric-activations: recipe '%s' quantizes to fp8_e4m3 "
                    "(%s), which has no zero point; use an int8 recipe\n",
-                   cli.recipe.c_str(), rule.origin.c_str());
+                   cli.recipe.c_str(), fp8->origin.c_str());
       return kExitUsage;
     }
   }
   if (cli.calibrator == "entropy") {
-    for (const quant::QuantizerRule& rule : recipe.quantizers) {
-      if (rule.format != quant::QuantFormat::kFp8E4M3) continue;
+    if (const quant::QuantizerRule* fp8 = FirstFp8Rule(recipe)) {
       std::fprintf(stderr,
                    "qtune: error: --calibrator entropy models the int8 grid, but recipe '%s' "
                    "quantizes to fp8_e4m3 (%s); use --calibrator mse or max with FP8\n",
-                   cli.recipe.c_str(), rule.origin.c_str());
+                   cli.recipe.c_str(), fp8->origin.c_str());
       return kExitUsage;
     }
   }
