@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/global_flags.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "core/npy.h"
@@ -38,7 +39,7 @@ struct EvalOptions {
   int64_t batch = 64;
   int64_t layer_samples = 64;
   int worst = 10;
-  int threads = 1;
+  int threads = OfflineThreadsDefault();
   bool json = false;
   bool show_progress = true;  // off with --json (and --quiet/--no-progress, process-wide)
 };
@@ -351,7 +352,7 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--worst", o->worst, "How many worst tensors to list")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Intra-op threads")
+  cmd->add_option("--threads", o->threads, "Intra-op threads (default: all cores)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the report as JSON");

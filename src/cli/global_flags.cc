@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <thread>
 
 #include "core/logging.h"
 #include "core/progress.h"
@@ -101,6 +103,11 @@ std::optional<std::string> UnknownCommandMessage(const std::string& name,
   message += "; the commands are";
   for (size_t i = 0; i < commands.size(); ++i) message += (i ? ", " : " ") + commands[i];
   return message + " (qtune --help)";
+}
+
+int OfflineThreadsDefault() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : static_cast<int>(std::min(cores, 256u));
 }
 
 }  // namespace qtune::cli

@@ -38,4 +38,9 @@ std::optional<std::string> CommandArgument(const std::vector<std::string>& args)
 std::optional<std::string> UnknownCommandMessage(const std::string& name,
                                                  const std::vector<std::string>& commands);
 
+// The default --threads of offline work (quantize, eval): every core this process may use
+// (std::thread::hardware_concurrency), at least 1. `bench` and `run` keep an explicit
+// default of 1 so figures stay comparable across machines.
+int OfflineThreadsDefault();
+
 }  // namespace qtune::cli

@@ -128,6 +128,22 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
   std::stable_sort(report.sensitivity.begin(), report.sensitivity.end(),
                    [](const auto& a, const auto& b) { return a.sqnr_db < b.sqnr_db; });
 
+  // `requantized_db[i]`: the outputs' SQNR when the refinement quantized layer i again and
+  // missed the target (NaN: not tried). A layer's reason says why it stays in float.
+  const size_t num_layers = report.sensitivity.size();
+  std::vector<double> requantized_db(num_layers, std::numeric_limits<double>::quiet_NaN());
+  auto reason_for = [&](size_t i) {
+    const std::string rank = fmt::format("sensitivity rank {} of {}, alone {:.1f} dB", i + 1,
+                                         num_layers, report.sensitivity[i].sqnr_db);
+    if (!std::isnan(requantized_db[i])) {
+      return fmt::format(
+          "accuracy fallback: quantizing it too gives {:.1f} dB, below the {:.1f} dB target "
+          "({})",
+          requantized_db[i], options.min_sqnr_db, rank);
+    }
+    return fmt::format("accuracy fallback: among the most sensitive layers ({}); target {:.1f} dB",
+                       rank, options.min_sqnr_db);
+  };
   // `floating[i]`: report.sensitivity[i] stays in float.
   auto plan_keeping = [&](const std::vector<bool>& floating) {
     QuantPlan candidate = plan;
@@ -135,10 +151,7 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
     for (size_t i = 0; i < floating.size(); ++i) {
       if (!floating[i]) continue;
       nodes.push_back(report.sensitivity[i].node);
-      reasons.push_back(fmt::format(
-          "accuracy fallback: quantized alone it brings the outputs to {:.1f} dB SQNR (target "
-          "{:.1f} dB)",
-          report.sensitivity[i].sqnr_db, options.min_sqnr_db));
+      reasons.push_back(reason_for(i));
     }
     KeepLayersInFloat(candidate, nodes, reasons);
     return candidate;
@@ -196,6 +209,7 @@ StatusOr<FallbackReport> FallBackSensitiveLayers(const ir::Graph& float_graph, Q
       report.sqnr_after_db = db;
     } else {
       floating[i] = true;
+      requantized_db[i] = db;
     }
   }
   plan = plan_keeping(floating);

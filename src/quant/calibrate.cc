@@ -110,6 +110,11 @@ Status CheckRequests(const ir::Graph& graph,
 
 }  // namespace
 
+int64_t AutoCalibrationBatch(int64_t sample_bytes, int64_t budget_bytes) {
+  const int64_t per_sample = std::max<int64_t>(3 * sample_bytes, 1);
+  return std::clamp<int64_t>(budget_bytes / per_sample, 1, 32);
+}
+
 StatusOr<std::map<std::string, TensorRange>> CalibrateActivations(
     const ir::Graph& graph, const std::map<std::string, CalibrationRequest>& requests,
     CalibrationSource& source, const CalibrateOptions& options) {
@@ -139,7 +144,10 @@ StatusOr<std::map<std::string, TensorRange>> CalibrateActivations(
   ASSIGN_OR_RETURN(auto session, runtime::Session::Create(*clone, session_options));
 
   const std::optional<int64_t> fixed_batch = FixedBatchSize(graph);
-  const int64_t batch_size = fixed_batch ? *fixed_batch : std::max<int64_t>(options.batch_size, 1);
+  // Auto batch (batch_size <= 0): the first run takes one sample and measures what a
+  // sample costs; the rest run in batches that fit the memory budget.
+  const bool auto_batch = !fixed_batch && options.batch_size <= 0;
+  int64_t batch_size = fixed_batch ? *fixed_batch : std::max<int64_t>(options.batch_size, 1);
   int64_t total = source.num_samples();
   if (options.max_samples > 0) total = std::min(total, options.max_samples);
   if (fixed_batch) {
@@ -157,17 +165,18 @@ StatusOr<std::map<std::string, TensorRange>> CalibrateActivations(
     }
     total = usable;
   }
-  QTUNE_LOG_INFO("calibrating {} tensors on {} samples of {}, batches of {}", names.size(), total,
-                 source.Describe(), batch_size);
-
-  ProgressOptions progress_options;
-  std::unique_ptr<ProgressBar> progress;
-  const int64_t num_batches = (total + batch_size - 1) / batch_size;
-  if (options.show_progress) {
-    progress = std::make_unique<ProgressBar>("calibrating", num_batches, progress_options);
+  if (auto_batch) {
+    QTUNE_LOG_INFO("calibrating {} tensors on {} samples of {}, batch size from a {} MiB budget",
+                   names.size(), total, source.Describe(), options.memory_budget_bytes >> 20);
+  } else {
+    QTUNE_LOG_INFO("calibrating {} tensors on {} samples of {}, batches of {}", names.size(), total,
+                   source.Describe(), batch_size);
   }
-  for (int64_t first = 0; first < total; first += batch_size) {
-    const int64_t count = std::min(batch_size, total - first);
+
+  std::unique_ptr<ProgressBar> progress;  // counts samples, so it moves per batch
+  if (options.show_progress) progress = std::make_unique<ProgressBar>("calibrating", total);
+  for (int64_t first = 0; first < total;) {
+    const int64_t count = std::min(auto_batch && first == 0 ? 1 : batch_size, total - first);
     const std::string where = "calibration batch of samples [" + std::to_string(first) + ", " +
                               std::to_string(first + count) + ")";
     auto batch = source.Batch(first, count);
@@ -193,7 +202,16 @@ StatusOr<std::map<std::string, TensorRange>> CalibrateActivations(
       calibrators[i]->Observe(*values);
       return Status::Ok();
     }));
-    if (progress) progress->Advance();
+    if (auto_batch && first == 0) {
+      int64_t sample_bytes = 0;
+      for (const auto& [name, tensor] : tensors) {
+        sample_bytes += static_cast<int64_t>(tensor->byte_size());
+      }
+      batch_size = AutoCalibrationBatch(sample_bytes, options.memory_budget_bytes);
+      QTUNE_LOG_INFO("calibration: batches of {} samples", batch_size);
+    }
+    first += count;
+    if (progress) progress->Advance(count);
   }
   if (progress) progress->Finish();
 

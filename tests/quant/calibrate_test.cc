@@ -127,6 +127,33 @@ TEST_F(CalibrateTest, BatchSizeAndThreadsDoNotChangeTheRanges) {
   }
 }
 
+TEST(AutoCalibrationBatchTest, FollowsTheMemoryBudget) {
+  const int64_t mib = int64_t{1} << 20;
+  EXPECT_EQ(AutoCalibrationBatch(128 * mib, 1024 * mib), 2);   // det at 640x640
+  EXPECT_EQ(AutoCalibrationBatch(600 * mib, 1024 * mib), 1);   // over budget: still one
+  EXPECT_EQ(AutoCalibrationBatch(10 * 1024, 1024 * mib), 32);  // small model: capped
+  EXPECT_EQ(AutoCalibrationBatch(0, 1024 * mib), 32);
+}
+
+TEST_F(CalibrateTest, AutoBatchGivesTheRangesOfAFixedBatch) {
+  auto requests = ConvInputRequests(*graph_, CalibratorKind::kMax);
+  auto source = OpenCalibrationData({kCalib}, "", *graph_);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  CalibrateOptions options;
+  options.batch_size = 0;                          // auto: one sample, then from the budget
+  options.memory_budget_bytes = int64_t{1} << 20;  // small: batches of a few samples
+  options.show_progress = false;
+  auto by_budget = CalibrateActivations(*graph_, requests, **source, options);
+  ASSERT_TRUE(by_budget.ok()) << by_budget.status().ToString();
+  auto by32 = Calibrate(*graph_, requests, 32);
+  ASSERT_EQ(by_budget->size(), by32.size());
+  for (const auto& [name, range] : by32) {
+    EXPECT_EQ(range.min, by_budget->at(name).min) << name;
+    EXPECT_EQ(range.max, by_budget->at(name).max) << name;
+    EXPECT_EQ(range.samples, by_budget->at(name).samples) << name;
+  }
+}
+
 TEST_F(CalibrateTest, EntropyClipsReluOutputsBelowTheirMax) {
   auto ranges = Calibrate(*graph_, ConvInputRequests(*graph_, CalibratorKind::kEntropy), 64);
   int clipped = 0;
