@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # qtune autotune of resnet18 measured by `qtune worker`s over Redis (docs/workers.md):
-# the in-process back end, then 1 and 2 local workers (1 thread each), each from a fresh
-# work dir. Prints wall time, measurements and measurements per second as a Markdown table
-# (docs/performance.md quotes it).
+# the in-process back end, then 1 and 2 local workers (1 thread each), then 2 workers with
+# --parallel 2 (two jobs in flight), each from a fresh work dir. Prints wall time,
+# measurements (and those dropped after an adoption with --parallel) and measurements per
+# second as a Markdown table (docs/performance.md quotes it). Real latencies are noisy, so
+# the runs may tune differently; that --parallel gives the --parallel 1 result is tested
+# with a deterministic benchmark (tests/workers).
+#
+# Then the same pair (2 workers, --parallel 1 and 2) with workers that measure on a
+# simulated remote device (`--benchmark-command`: 0.2 s of waiting per call and a latency
+# that is a function of the model file, no CPU of this machine): the tuner's own share
+# (export, plan dedup, upload) against measurements that do not compete with it for cores,
+# and two runs that must end with the same placement (the last column).
 #
 #   bench/workers.sh [BUILD_DIR] [MODE]      (defaults: build default)
 #
@@ -50,25 +59,39 @@ run() {
   rows+=("$(node -e '
     const r = require(process.argv[1]);
     const c = r.counts, s = Number(process.argv[3]);
-    console.log(`| ${process.argv[2]} | ${s} | ${c.measured} | ${(c.measured / s).toFixed(2)} | ` +
-      `${r.final.speedup_vs_fp32.toFixed(3)} |`);
-  ' "$PWD/$dir.report.json" "$name" "$elapsed")")
+    const best = (x) => x.patterns.map((p) => p.best_scheme).join(",");
+    const same = process.argv[4] ? (best(r) === best(require(process.argv[4])) ? "yes" : "NO") : "-";
+    console.log(`| ${process.argv[2]} | ${s} | ${c.measured} | ${c.speculative_discarded ?? 0} | ` +
+      `${(c.measured / s).toFixed(2)} | ${r.final.speedup_vs_fp32.toFixed(3)} | ${same} |`);
+  ' "$PWD/$dir.report.json" "$name" "$elapsed" "${same_as:-}")")
 }
 
+# start_worker NAME QUEUE [worker flags...]
 start_worker() {
-  "$qtune" worker --redis "$url" --queue bench --threads 1 --name "$1" \
-    --cache-dir "$PWD/$out/cache-$1" 2> "$out/worker-$1.log" &
+  local name=$1 queue=$2; shift 2
+  "$qtune" worker --redis "$url" --queue "$queue" --threads 1 --name "$name" \
+    --cache-dir "$PWD/$out/cache-$name" "$@" 2> "$out/worker-$name.log" &
   pids+=($!)
 }
 
 run inprocess
-start_worker w1
+start_worker w1 bench
 run redis-1-worker --benchmark redis --redis "$url" --queue bench
-start_worker w2
+start_worker w2 bench
 run redis-2-workers --benchmark redis --redis "$url" --queue bench
+run redis-2-workers-parallel-2 --benchmark redis --redis "$url" --queue bench --parallel 2
+
+device=$PWD/$out/device.sh
+printf '%s\n' 'sleep 0.2' 'n=$(cksum < "$1" | cut -d" " -f1)' \
+  'echo "\"median_ms\": $((100 + n % 997))"' > "$device"
+start_worker d1 device --benchmark-command "sh $device {model}"
+start_worker d2 device --benchmark-command "sh $device {model}"
+run device-2-workers --benchmark redis --redis "$url" --queue device
+same_as=$PWD/$out/device-2-workers.report.json
+run device-2-workers-parallel-2 --benchmark redis --redis "$url" --queue device --parallel 2
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores, mode $mode"
 echo
-echo "| back end | wall s | measured | measurements/s | tuned vs fp32 |"
-echo "|---|---|---|---|---|"
+echo "| back end | wall s | measured | of which dropped | measurements/s | tuned vs fp32 | same placement as --parallel 1 |"
+echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

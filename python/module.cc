@@ -1,10 +1,13 @@
-// The `qtune` Python module (docs/python.md): Session, load_tuned, quantize and the
-// qtune.Error exception classes.
+// The `qtune` Python module (docs/python.md): Session, load/load_tuned, quantize, inspect,
+// eval, tune, autotune and the qtune.Error exception classes.
 #include <pybind11/pybind11.h>
 
 #include "errors.h"
+#include "eval_binding.h"
+#include "inspect_binding.h"
 #include "quantize_binding.h"
 #include "session_binding.h"
+#include "tune_binding.h"
 
 PYBIND11_MODULE(qtune, module) {
   module.doc() = "qtune: ONNX quantization and inference (docs/python.md)";
@@ -12,4 +15,7 @@ PYBIND11_MODULE(qtune, module) {
   qtune::python::RegisterErrors(module);
   qtune::python::BindSession(module);
   qtune::python::BindQuantize(module);
+  qtune::python::BindInspect(module);
+  qtune::python::BindTune(module);
+  qtune::python::BindEval(module);
 }

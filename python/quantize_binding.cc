@@ -1,7 +1,8 @@
 // qtune.quantize(model, output, calib, recipe="int8", threads=1, max_samples=0) -> dict.
 // `calib` is a calibration data spec or a list of them (docs/calibration.md: .npy, .npz,
-// an image folder); the result is the summary `qtune quantize --json` prints
-// (docs/formats/summary.md) with "output" set.
+// an image folder), a numpy array (a one-input model), a dict {input name: array} or an
+// iterable of such dicts (batches, e.g. a DataLoader's); the result is the summary `qtune quantize
+// --json` prints (docs/formats/summary.md) with "output" set.
 #include "quantize_binding.h"
 
 #include <pybind11/stl.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "calib_data.h"
 #include "errors.h"
 #include "ir/onnx_io.h"
 #include "quant/quantize_model.h"
@@ -20,23 +22,13 @@ namespace py = pybind11;
 
 namespace {
 
-std::vector<std::string> CalibSpecs(const py::object& calib) {
-  if (py::isinstance<py::str>(calib)) return {calib.cast<std::string>()};
-  try {
-    return calib.cast<std::vector<std::string>>();
-  } catch (const py::cast_error&) {
-    ThrowStatus(Status(StatusCode::kInvalidArgument,
-                       "quantize(): calib must be a data path (.npy, .npz, image folder) or a "
-                       "list of them"));
-  }
-}
-
 py::dict Quantize(const std::string& model_path, const std::string& output_path,
                   const py::object& calib, const std::string& recipe, int threads,
                   int64_t max_samples) {
   quant::QuantizeModelOptions options;
   options.recipe = recipe;
-  options.calib_specs = CalibSpecs(calib);
+  CalibFiles files;  // lives until the model is written
+  options.calib_specs = CalibSpecs(calib, files);
   options.threads = threads;
   options.max_calib_samples = max_samples;
   options.show_progress = false;

@@ -5,13 +5,18 @@
 
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli/tensor_args.h"
 #include "errors.h"
+#include "inspect_binding.h"
 #include "ir/graph.h"
 #include "ir/onnx_io.h"
+#include "runtime/benchmark.h"
 #include "runtime/session.h"
 #include "tensor_convert.h"
 #include "tune/tune.h"
@@ -25,8 +30,12 @@ namespace {
 // serializes calls on one session, so separate sessions run in parallel from threads.
 class PySession {
  public:
-  PySession(std::unique_ptr<ir::Graph> graph, std::unique_ptr<runtime::Session> session)
-      : graph_(std::move(graph)), session_(std::move(session)) {}
+  PySession(std::unique_ptr<ir::Graph> graph, std::unique_ptr<runtime::Session> session,
+            std::string model_path, int threads)
+      : graph_(std::move(graph)),
+        session_(std::move(session)),
+        model_path_(std::move(model_path)),
+        threads_(threads) {}
 
   static std::unique_ptr<PySession> Open(const std::string& path, int threads) {
     if (threads < 1) {
@@ -37,7 +46,7 @@ class PySession {
     runtime::SessionOptions options;
     options.threads = threads;
     auto session = ValueOrThrow(runtime::Session::Create(*graph, options));
-    return std::make_unique<PySession>(std::move(graph), std::move(session));
+    return std::make_unique<PySession>(std::move(graph), std::move(session), path, threads);
   }
 
   static std::unique_ptr<PySession> LoadTuned(const std::string& model_path,
@@ -45,8 +54,9 @@ class PySession {
     std::unique_ptr<ir::Graph> graph = ValueOrThrow(ir::LoadModel(model_path));
     tune::LoadTunedOptions options;
     options.verify = verify;
-    auto session = ValueOrThrow(tune::LoadTuned(*graph, checkpoint, options));
-    return std::make_unique<PySession>(std::move(graph), std::move(session));
+    auto tuned = ValueOrThrow(tune::LoadTunedSession(*graph, checkpoint, options));
+    return std::make_unique<PySession>(std::move(graph), std::move(tuned.session), model_path,
+                                       tuned.threads);
   }
 
   py::dict Run(const py::dict& feeds) {
@@ -69,6 +79,49 @@ class PySession {
     py::dict result;
     for (const auto& [name, tensor] : *outputs) result[py::str(name)] = TensorToArray(tensor);
     return result;
+  }
+
+  // The timing loop of `qtune bench` on seeded random inputs; the keys of `bench --json`
+  // that apply to a Session (model, threads, iters, warmup, median/p90/min ms, compile_ms,
+  // steps). `shapes` gives sizes for inputs with free dimensions.
+  py::object Bench(int iters, int warmup, const std::map<std::string, std::vector<int64_t>>& shapes,
+                   uint64_t seed) {
+    if (iters < 1 || warmup < 0) {
+      ThrowStatus(Status(StatusCode::kInvalidArgument,
+                         "bench(): iters must be >= 1 and warmup >= 0, got " +
+                             std::to_string(iters) + " and " + std::to_string(warmup)));
+    }
+    nlohmann::json j;
+    {
+      py::gil_scoped_release release;
+      Status status = [&]() -> Status {
+        ASSIGN_OR_RETURN(auto sizes, cli::ResolveInputSizes(*graph_, shapes));
+        ASSIGN_OR_RETURN(runtime::NamedTensors inputs, cli::RandomInputs(*graph_, sizes, seed));
+        const auto start = std::chrono::steady_clock::now();
+        ASSIGN_OR_RETURN(auto plan, session_->Prepare(sizes));
+        const double compile_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+        ASSIGN_OR_RETURN(
+            runtime::LatencyStats stats,
+            runtime::MeasureLatency(*session_, inputs, {.warmup = warmup, .iters = iters}));
+        j = {{"model", model_path_},
+             {"threads", threads_},
+             {"iters", iters},
+             {"warmup", warmup},
+             {"median_ms", stats.median_ms},
+             {"p90_ms", stats.p90_ms},
+             {"min_ms", stats.min_ms},
+             {"compile_ms", compile_ms},
+             {"steps", plan->steps.size()}};
+        return Status();
+      }();
+      if (!status.ok()) {
+        py::gil_scoped_acquire acquire;
+        ThrowStatus(status);
+      }
+    }
+    return JsonToPython(j);
   }
 
   py::list Inputs() const { return Describe(graph_->inputs()); }
@@ -102,6 +155,8 @@ class PySession {
 
   std::unique_ptr<ir::Graph> graph_;
   std::unique_ptr<runtime::Session> session_;
+  std::string model_path_;
+  int threads_ = 1;
 };
 
 }  // namespace
@@ -117,11 +172,20 @@ void BindSession(py::module_& module) {
       .def_property_readonly("inputs", &PySession::Inputs,
                              "[{'name', 'dtype', 'shape'}] of the graph inputs; unknown "
                              "dimensions are None, symbolic ones their name")
-      .def_property_readonly("outputs", &PySession::Outputs, "like inputs, for the outputs");
+      .def_property_readonly("outputs", &PySession::Outputs, "like inputs, for the outputs")
+      .def("bench", &PySession::Bench, py::arg("iters") = 50, py::arg("warmup") = 5,
+           py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{}, py::arg("seed") = 0,
+           "Times run() on seeded random inputs like `qtune bench --json`: returns "
+           "{'median_ms', 'p90_ms', 'min_ms', 'compile_ms', 'steps', ...}. shapes: "
+           "{input name: sizes} for inputs with free dimensions. The GIL is released.");
   module.def("load_tuned", &PySession::LoadTuned, py::arg("model"), py::arg("checkpoint"),
              py::arg("verify") = true,
              "A Session running CHECKPOINT (from `qtune tune`) on MODEL's weights "
              "(docs/tune.md).");
+  module.def("load", &PySession::LoadTuned, py::arg("model"), py::arg("checkpoint"),
+             py::arg("verify") = true,
+             "qtune.load(model, checkpoint) -> Session: MODEL's weights with CHECKPOINT's "
+             "tuned configuration (the same as load_tuned).");
 }
 
 }  // namespace qtune::python

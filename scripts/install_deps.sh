@@ -13,7 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   redis-server libhiredis-dev
-  pybind11-dev python3-dev python3-numpy
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-pip python3-venv
+  chromium
 )
 # Node.js runs ONNX Runtime (the peer qtune is checked and measured against).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -271,7 +271,17 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
                    log_path);
   }
   ASSIGN_OR_RETURN(auto benchmark, MakeBenchmark(o, preset, sizes));
-  Measurer measurer(*benchmark, **log, MeasurerOptions{preset.rounds, o.retries, 100});
+  if (o.parallel < 1) return InvalidArgumentError("--parallel must be at least 1");
+  // Two measurements at once on one machine would disturb each other: only workers (one
+  // measurement each) measure in parallel.
+  const int parallel = o.benchmark == "redis" ? o.parallel : 1;
+  if (o.parallel > 1 && parallel == 1) {
+    QTUNE_LOG_WARNING(
+        "autotune: --parallel {} applies to --benchmark redis; the {} back end "
+        "measures one candidate at a time",
+        o.parallel, o.benchmark);
+  }
+  Measurer measurer(*benchmark, **log, MeasurerOptions{preset.rounds, o.retries, 100, parallel});
 
   // 5. Baselines: the rule-based placement against fp32.
   const Placement fp32_placement;
@@ -337,6 +347,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   search.work_dir = o.work_dir;
   search.input_sizes = sizes;
   search.threads = o.threads;
+  search.parallel = parallel;
   const std::string best_path = (fs::path(o.work_dir) / "best.onnx").string();
   search.on_new_best = [&](const ir::Graph& graph) -> Status {
     ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(graph));
@@ -361,9 +372,12 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     auto guard_files = [&]() -> StatusOr<std::pair<std::string, std::string>> {
       return std::make_pair(best_path, start_path);
     };
-    ASSIGN_OR_RETURN(Comparison first, measurer.Compare(guard_key, "guard", "", guard_files));
-    ASSIGN_OR_RETURN(Comparison second,
-                     measurer.Compare(guard_key + "/again", "guard", "", guard_files));
+    // Both at once (with --parallel): their order does not matter.
+    const Measurer::Request guard[] = {{guard_key, "guard", "", guard_files},
+                                       {guard_key + "/again", "guard", "", guard_files}};
+    ASSIGN_OR_RETURN(std::vector<Comparison> guarded, measurer.CompareMany(guard));
+    const Comparison& first = guarded[0];
+    const Comparison& second = guarded[1];
     if (!first.ok || !second.ok || CombineComparisons(first, second).ratio > 1.0) {
       QTUNE_LOG_WARNING(
           "autotune: the tuned placement did not hold up against the {} baseline as a whole; "
@@ -391,12 +405,13 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
       return std::make_pair(best_path, reference);
     };
   };
-  ASSIGN_OR_RETURN(Comparison vs_fp32,
-                   measurer.Compare("final:" + best_hash + ":" + PlacementHash(fp32_placement),
-                                    "final", "", final_against(fp32_path)));
-  ASSIGN_OR_RETURN(Comparison vs_rule,
-                   measurer.Compare("final:" + best_hash + ":" + PlacementHash(rule_placement),
-                                    "final", "", final_against(rule_path)));
+  const Measurer::Request finals[] = {{"final:" + best_hash + ":" + PlacementHash(fp32_placement),
+                                       "final", "", final_against(fp32_path)},
+                                      {"final:" + best_hash + ":" + PlacementHash(rule_placement),
+                                       "final", "", final_against(rule_path)}};
+  ASSIGN_OR_RETURN(std::vector<Comparison> final_results, measurer.CompareMany(finals));
+  const Comparison& vs_fp32 = final_results[0];
+  const Comparison& vs_rule = final_results[1];
   if (!o.pattern_cache.empty()) {
     RETURN_IF_ERROR(SavePatternCache(o.pattern_cache, search.seeds, result));
   }

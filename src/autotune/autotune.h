@@ -71,6 +71,10 @@ struct AutotuneOptions {
   std::string queue = "default";
   bool allow_mixed_workers = false;
   double worker_wait_s = 10;  // how long to wait for a worker at start
+  // Measurements in flight at once (--parallel K; search.h says how the result stays that
+  // of K = 1). Only the redis back end measures several at once; the others measure one at
+  // a time whatever K is. Not a result-changing option: not in the state log's header.
+  int parallel = 1;
 };
 
 // The report (also written to <work_dir>/report.json). Errors: bad options, data or model

@@ -29,6 +29,18 @@ bool IsTransient(FailureKind kind) {
          kind == FailureKind::kConnection;
 }
 
+void Benchmark::MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done) {
+  for (size_t i = 0; i < requests.size(); ++i) on_done(i, Measure(requests[i]));
+}
+
+void Benchmark::SetStatusListener(std::function<void(const std::string&)> listener) {
+  status_listener_ = std::move(listener);
+}
+
+void Benchmark::NotifyStatus() const {
+  if (status_listener_) status_listener_(ProgressNote());
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return 0;
   size_t mid = values.size() / 2;

@@ -8,8 +8,14 @@
 //    process (`qtune measure-worker`) that is killed and restarted on timeout or crash.
 //  * CommandBenchmark (benchmark_command.h): any external tool, e.g. `trtexec
 //    --onnx={model}` or `qtune bench {model} --json`; latency parsed with a regex.
+//  * RedisBenchmark (benchmark_redis.h): `qtune worker`s on other machines, reached through
+//    Redis Streams; the one back end that measures several requests at once (MeasureMany).
+// The autotuner and `qtune tune` measure through this interface alone.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,8 +61,30 @@ class Benchmark {
   virtual ~Benchmark() = default;
   // Never throws; every failure comes back in the Measurement.
   virtual Measurement Measure(const MeasureRequest& request) = 0;
+
+  // Measures every request; `on_done(i, m)` is called exactly once per request i, from the
+  // calling thread, as each one completes (in any order), before MeasureMany returns.
+  // Back ends that can measure several at once do (Redis: one job per request, taken by as
+  // many workers as there are); the default measures one at a time, in order, because two
+  // measurements on one machine would disturb each other (in-process, command).
+  using OnMeasured = std::function<void(size_t index, Measurement measurement)>;
+  virtual void MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done);
+
   // One line for the report: "inprocess (threads 1, 20 iters)" or the command.
   virtual std::string Describe() const = 0;
+
+  // A short live status for a progress line ("workers 2, in flight 2, w1 0.45/s ..."); ""
+  // when the back end has nothing to say. `listener` (may be empty) is called with it,
+  // from the measuring thread, whenever it changes.
+  virtual std::string ProgressNote() const { return {}; }
+  void SetStatusListener(std::function<void(const std::string&)> listener);
+
+ protected:
+  // Calls the status listener, if any, with ProgressNote().
+  void NotifyStatus() const;
+
+ private:
+  std::function<void(const std::string&)> status_listener_;
 };
 
 // The middle value; the mean of the two middle values for an even count; 0 when empty.

@@ -69,9 +69,21 @@ StatusOr<std::unique_ptr<RedisBenchmark>> RedisBenchmark::Create(RedisBenchmarkO
       Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.worker_wait_s * 1000));
   for (;;) {
     ASSIGN_OR_RETURN(auto workers, bench->LiveWorkers());
+    if (options.threads > 0) {
+      std::erase_if(workers,
+                    [&](const auto& w) { return w.second.machine.threads != options.threads; });
+    }
     if (!workers.empty()) {
       RETURN_IF_ERROR(bench->ChooseMachine(workers));
       break;
+    }
+    if (Clock::now() >= deadline && options.threads > 0) {
+      return FailedPreconditionError(fmt::format(
+          "no qtune worker measuring with {} threads serves queue '{}' on {} (none announced "
+          "itself within {:g} s); start one on the measuring machine: qtune worker --redis {} "
+          "--queue {} --threads {}",
+          options.threads, options.queue, url.Redacted(), options.worker_wait_s, url.Redacted(),
+          options.queue, options.threads));
     }
     if (Clock::now() >= deadline) {
       return FailedPreconditionError(fmt::format(
@@ -105,7 +117,8 @@ StatusOr<std::map<std::string, WorkerHeartbeat>> RedisBenchmark::LiveWorkers() {
       workers[h->name] = *h;
     }
   } while (cursor != "0");
-  workers_seen_ = std::max(workers_seen_, static_cast<int>(workers.size()));
+  workers_live_ = static_cast<int>(workers.size());
+  workers_seen_ = std::max(workers_seen_, workers_live_);
   return workers;
 }
 
@@ -163,11 +176,7 @@ StatusOr<std::string> RedisBenchmark::Submit(const Job& job) {
   return id.str;
 }
 
-Measurement RedisBenchmark::Measure(const MeasureRequest& request) {
-  if (request.candidate_path.empty() || request.rounds < 1) {
-    return Failure(FailureKind::kUnparsable,
-                   "a measurement needs a candidate path and rounds >= 1");
-  }
+Job RedisBenchmark::MakeJob(const MeasureRequest& request) {
   Job job;
   job.id = fmt::format("{}-{}", tuner_id_, next_job_++);
   job.reply = keys_.results(tuner_id_);
@@ -178,39 +187,67 @@ Measurement RedisBenchmark::Measure(const MeasureRequest& request) {
   job.seed = options_.seed;
   job.shapes = options_.input_sizes;
   job.machine = required_machine_;
-  return Wait(job, request);
+  job.candidate_bf16 = request.candidate_bf16;
+  return job;
 }
 
-// Submits `job` (again after every reconnect) and waits for its first result.
-Measurement RedisBenchmark::Wait(const Job& prepared, const MeasureRequest& request) {
-  Job job = prepared;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
-                                           (job.timeout_s + options_.queue_wait_s) * 1000));
+Measurement RedisBenchmark::Measure(const MeasureRequest& request) {
+  Measurement out;
+  MeasureMany(std::span(&request, 1), [&out](size_t, Measurement m) { out = std::move(m); });
+  return out;
+}
+
+void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
+                                 const OnMeasured& on_done) {
+  std::map<std::string, InFlight> jobs;  // by job id
+  double longest_timeout_s = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].candidate_path.empty() || requests[i].rounds < 1) {
+      on_done(i, Failure(FailureKind::kUnparsable,
+                         "a measurement needs a candidate path and rounds >= 1"));
+      continue;
+    }
+    Job job = MakeJob(requests[i]);
+    longest_timeout_s = std::max(longest_timeout_s, job.timeout_s);
+    std::string id = job.id;
+    jobs.emplace(std::move(id), InFlight{std::move(job), i, ""});
+  }
+  // The queue must keep moving: every job has timeout + queue_wait after the batch's start
+  // or its last answer, whichever is later.
+  const auto patience = std::chrono::milliseconds(
+      static_cast<int64_t>((longest_timeout_s + options_.queue_wait_s) * 1000));
+  auto deadline = Clock::now() + patience;
   int submitted_on_connect = -1;
-  std::string entry_id;  // of the job on the jobs stream
   std::string last_error;
   auto last_worker_check = Clock::now();
   auto last_worker_seen = Clock::now();
-  while (Clock::now() < deadline) {
+  auto answer_all = [&](const Measurement& m) {
+    for (auto& [id, f] : jobs) {
+      if (!f.entry_id.empty() && client_.connected()) {  // withdraw it: nobody waits for it now
+        client_.Command({"XDEL", keys_.jobs(), f.entry_id}).status().IgnoreError();
+      }
+      Measurement mine = m;
+      if (mine.failure == FailureKind::kTimeout) {
+        mine.detail = fmt::format(
+            "no worker answered job {} within {:g} s (--timeout {:g} s plus {:g} s of "
+            "queueing)",
+            id, longest_timeout_s + options_.queue_wait_s, f.job.timeout_s, options_.queue_wait_s);
+      }
+      on_done(f.index, std::move(mine));
+    }
+    jobs.clear();
+  };
+  in_flight_ = static_cast<int>(jobs.size());
+  batch_size_ = in_flight_;
+  NotifyStatus();
+  while (!jobs.empty() && Clock::now() < deadline) {
     if (submitted_on_connect != client_.connects() || !client_.connected()) {
-      Status s = [&]() -> Status {
-        RETURN_IF_ERROR(client_.Connect());
-        ASSIGN_OR_RETURN(job.candidate_sha256, Upload(request.candidate_path));
-        if (!request.reference_path.empty()) {
-          ASSIGN_OR_RETURN(job.reference_sha256, Upload(request.reference_path));
-        }
-        if (!entry_id.empty()) {  // submitted before the connection was lost
-          client_.Command({"XDEL", keys_.jobs(), entry_id}).status().IgnoreError();
-        }
-        ASSIGN_OR_RETURN(entry_id, Submit(job));
-        return Status::Ok();
-      }();
+      Status s = SubmitAll(requests, jobs, on_done);
       if (!s.ok()) {
         if (s.code() == StatusCode::kFailedPrecondition) {  // Redis refused a command
-          return Failure(FailureKind::kConnection, s.message());
+          answer_all(Failure(FailureKind::kConnection, s.message()));
+          break;
         }
-        if (s.code() != StatusCode::kUnavailable)
-          return Failure(FailureKind::kUnparsable, s.message());
         if (last_error != s.message()) QTUNE_LOG_WARNING("redis: {}; retrying", s.message());
         last_error = s.message();
         continue;  // Connect() waits out the backoff
@@ -218,79 +255,119 @@ Measurement RedisBenchmark::Wait(const Job& prepared, const MeasureRequest& requ
       if (!last_error.empty()) QTUNE_LOG_INFO("redis: reconnected to {}", client_.url().Redacted());
       last_error.clear();
       submitted_on_connect = client_.connects();
+      if (jobs.empty()) break;
     }
-    StatusOr<RedisReply> r = client_.Command(
-        {"XREAD", "COUNT", "16", "BLOCK", "1000", "STREAMS", job.reply, last_result_id_}, 1.0);
-    if (!r.ok()) {
-      last_error = r.status().message();
+    StatusOr<int> answered = CollectResults(jobs, on_done);
+    if (!answered.ok()) {
+      last_error = answered.status().message();
       QTUNE_LOG_WARNING("redis: {}; reconnecting", last_error);
       continue;
     }
-    if (r->is_array()) {
-      for (const RedisReply& stream : r->elements) {
-        if (!stream.is_array() || stream.elements.size() != 2) continue;
-        StatusOr<std::vector<StreamEntry>> entries = ParseStreamEntries(stream.elements[1]);
-        if (!entries.ok()) {
-          QTUNE_LOG_WARNING("redis: ignoring a malformed reply on {}: {}", job.reply,
-                            entries.status().message());
-          continue;
-        }
-        std::optional<Measurement> mine;
-        for (const StreamEntry& e : *entries) {
-          last_result_id_ = e.id;
-          StatusOr<JobResult> result = ParseResult(e.fields);
-          if (!result.ok()) {
-            QTUNE_LOG_WARNING("redis: ignoring result {}: {}", e.id, result.status().message());
-            continue;
-          }
-          if (result->job_id != job.id) {
-            QTUNE_LOG_DEBUG("redis: ignoring a late or repeated result for job {}", result->job_id);
-            continue;
-          }
-          if (!required_machine_.empty() && result->machine != required_machine_) {
-            QTUNE_LOG_WARNING("redis: ignoring the result of worker '{}' (machine {})",
-                              result->worker, result->machine);
-            continue;
-          }
-          if (!mine) {
-            NoteResult(*result);
-            mine = result->measurement;
-          }
-        }
-        if (mine) {
-          client_.Command({"XTRIM", job.reply, "MINID", last_result_id_}).status().IgnoreError();
-          return *mine;
-        }
-      }
+    if (*answered > 0) {
+      deadline = Clock::now() + patience;
+      in_flight_ = static_cast<int>(jobs.size());
+      NotifyStatus();
     }
     // Every few seconds: is any worker still alive?
-    if (Clock::now() - last_worker_check > std::chrono::seconds(2)) {
+    if (!jobs.empty() && Clock::now() - last_worker_check > std::chrono::seconds(2)) {
       last_worker_check = Clock::now();
       StatusOr<std::map<std::string, WorkerHeartbeat>> workers = LiveWorkers();
       if (workers.ok() && !workers->empty()) last_worker_seen = Clock::now();
+      NotifyStatus();
       if (workers.ok() && workers->empty() &&
           Clock::now() - last_worker_seen >
               std::chrono::milliseconds(static_cast<int64_t>(options_.worker_wait_s * 1000))) {
-        return Failure(FailureKind::kConnection,
-                       fmt::format("no qtune worker is alive on queue '{}' at {} (its last "
-                                   "heartbeat expired); start one: qtune worker --redis {} "
-                                   "--queue {}",
-                                   options_.queue, client_.url().Redacted(),
-                                   client_.url().Redacted(), options_.queue));
+        answer_all(Failure(FailureKind::kConnection,
+                           fmt::format("no qtune worker is alive on queue '{}' at {} (its last "
+                                       "heartbeat expired); start one: qtune worker --redis {} "
+                                       "--queue {}",
+                                       options_.queue, client_.url().Redacted(),
+                                       client_.url().Redacted(), options_.queue)));
       }
     }
   }
-  if (!entry_id.empty() && client_.connected()) {  // withdraw it: nobody waits for it now
-    client_.Command({"XDEL", keys_.jobs(), entry_id}).status().IgnoreError();
+  if (!jobs.empty()) {
+    answer_all(last_error.empty() ? Failure(FailureKind::kTimeout, "")
+                                  : Failure(FailureKind::kConnection,
+                                            "no answer from Redis in time: " + last_error));
   }
-  if (!last_error.empty()) {
-    return Failure(FailureKind::kConnection, "no answer from Redis in time: " + last_error);
+  in_flight_ = 0;
+  NotifyStatus();
+}
+
+Status RedisBenchmark::SubmitAll(std::span<const MeasureRequest> requests,
+                                 std::map<std::string, InFlight>& jobs, const OnMeasured& on_done) {
+  RETURN_IF_ERROR(client_.Connect());
+  for (auto it = jobs.begin(); it != jobs.end();) {
+    InFlight& f = it->second;
+    const MeasureRequest& request = requests[f.index];
+    Status s = [&]() -> Status {
+      ASSIGN_OR_RETURN(f.job.candidate_sha256, Upload(request.candidate_path));
+      if (!request.reference_path.empty()) {
+        ASSIGN_OR_RETURN(f.job.reference_sha256, Upload(request.reference_path));
+      }
+      if (!f.entry_id.empty()) {  // submitted before the connection was lost
+        client_.Command({"XDEL", keys_.jobs(), f.entry_id}).status().IgnoreError();
+      }
+      ASSIGN_OR_RETURN(f.entry_id, Submit(f.job));
+      return Status::Ok();
+    }();
+    if (s.ok()) {
+      ++it;
+      continue;
+    }
+    if (s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kFailedPrecondition) {
+      return s;
+    }
+    on_done(f.index, Failure(FailureKind::kUnparsable, s.message()));  // e.g. an unreadable file
+    it = jobs.erase(it);
   }
-  return Failure(FailureKind::kTimeout,
-                 fmt::format("no worker answered job {} within {:g} s (--timeout {:g} s plus "
-                             "{:g} s of queueing)",
-                             job.id, job.timeout_s + options_.queue_wait_s, job.timeout_s,
-                             options_.queue_wait_s));
+  return Status::Ok();
+}
+
+StatusOr<int> RedisBenchmark::CollectResults(std::map<std::string, InFlight>& jobs,
+                                             const OnMeasured& on_done) {
+  const std::string reply = keys_.results(tuner_id_);
+  ASSIGN_OR_RETURN(RedisReply r, client_.Command({"XREAD", "COUNT", "64", "BLOCK", "1000",
+                                                  "STREAMS", reply, last_result_id_},
+                                                 1.0));
+  int answered = 0;
+  if (!r.is_array()) return answered;
+  for (const RedisReply& stream : r.elements) {
+    if (!stream.is_array() || stream.elements.size() != 2) continue;
+    StatusOr<std::vector<StreamEntry>> entries = ParseStreamEntries(stream.elements[1]);
+    if (!entries.ok()) {
+      QTUNE_LOG_WARNING("redis: ignoring a malformed reply on {}: {}", reply,
+                        entries.status().message());
+      continue;
+    }
+    for (const StreamEntry& e : *entries) {
+      last_result_id_ = e.id;
+      StatusOr<JobResult> result = ParseResult(e.fields);
+      if (!result.ok()) {
+        QTUNE_LOG_WARNING("redis: ignoring result {}: {}", e.id, result.status().message());
+        continue;
+      }
+      auto it = jobs.find(result->job_id);
+      if (it == jobs.end()) {
+        QTUNE_LOG_DEBUG("redis: ignoring a late or repeated result for job {}", result->job_id);
+        continue;
+      }
+      if (!required_machine_.empty() && result->machine != required_machine_) {
+        QTUNE_LOG_WARNING("redis: ignoring the result of worker '{}' (machine {})", result->worker,
+                          result->machine);
+        continue;
+      }
+      NoteResult(*result);
+      on_done(it->second.index, std::move(result->measurement));
+      jobs.erase(it);
+      ++answered;
+    }
+  }
+  if (answered > 0) {
+    client_.Command({"XTRIM", reply, "MINID", last_result_id_}).status().IgnoreError();
+  }
+  return answered;
 }
 
 void RedisBenchmark::NoteResult(const JobResult& result) {
@@ -301,6 +378,23 @@ void RedisBenchmark::NoteResult(const JobResult& result) {
   int total = 0;
   for (const auto& [name, stats] : worker_stats_) total += stats.jobs;
   if (total % 20 == 0) QTUNE_LOG_INFO("redis: {}", Describe());
+}
+
+std::string RedisBenchmark::ProgressNote() const {
+  std::string note =
+      fmt::format("workers {}, in flight {} of {}", workers_live_, in_flight_, batch_size_);
+  const auto now = Clock::now();
+  for (const auto& [name, s] : worker_stats_) {
+    // Measurements per second since this worker's first answer (its first job's own time
+    // is not in the span, hence jobs - 1).
+    const double span = std::chrono::duration<double>(now - s.first).count();
+    if (s.jobs > 1 && span > 0) {
+      note += fmt::format(", {} {:.2f}/s", name, (s.jobs - 1) / span);
+    } else {
+      note += fmt::format(", {} {} job{}", name, s.jobs, s.jobs == 1 ? "" : "s");
+    }
+  }
+  return note;
 }
 
 std::string RedisBenchmark::Describe() const {

@@ -1,15 +1,18 @@
 // RedisBenchmark: measures on `qtune worker`s reached through Redis Streams
-// (redis_protocol.h, docs/workers.md). Measure() uploads the candidate and reference
-// bytes once each (by SHA-256), puts a job on the queue's stream and waits for its result
-// on this tuner's own results stream. Results carry the job id: one that arrives twice or
-// late is ignored, so nothing is counted twice.
+// (redis_protocol.h, docs/workers.md). MeasureMany() uploads each candidate and reference
+// once (by SHA-256), puts one job per request on the queue's stream, all at once, and
+// collects the results from this tuner's own results stream by job id, as they come: with
+// W workers, W jobs are measured at the same time. Results carry the job id: one that
+// arrives twice or late is ignored, so nothing is counted twice. Measure() is MeasureMany()
+// of one.
 //
 // Failures, as every Benchmark reports them:
 //   the worker's own result (crash, timeout, build, exit:N...)   as the worker says
-//   no result within timeout_s + queue_wait_s                    kTimeout (job withdrawn)
+//   no result within timeout_s + queue_wait_s after the batch's   kTimeout (job withdrawn)
+//     last result (or its start): the queue stopped moving
 //   Redis unreachable until then, or no live worker left         kConnection
-// After a lost connection the client reconnects with backoff and submits the job again
-// (a restarted Redis may have lost it); the first result for the job id wins.
+// After a lost connection the client reconnects with backoff and submits the jobs still in
+// flight again (a restarted Redis may have lost them); the first result for a job id wins.
 //
 // Create() is the connectivity pre-check: it fails within seconds, with what to do, when
 // Redis cannot be reached or no worker announces itself on the queue within
@@ -23,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +48,9 @@ struct RedisBenchmarkOptions {
   double queue_wait_s = 60;   // extra wait for a worker to take the job (and reclaims)
   double worker_wait_s = 10;  // pre-check: how long to wait for a worker's heartbeat
   bool allow_mixed_workers = false;
+  // > 0: measure only on workers that measure with this many threads (`qtune tune` rows);
+  // Create() fails when none announces itself.
+  int threads = 0;
 };
 
 class RedisBenchmark : public Benchmark {
@@ -54,8 +61,12 @@ class RedisBenchmark : public Benchmark {
   ~RedisBenchmark() override;
 
   Measurement Measure(const MeasureRequest& request) override;
+  void MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done) override;
   // "redis redis://host:6379/0 queue default (2 workers: a 12 jobs 1.3/s, b ...)"; no password.
   std::string Describe() const override;
+  // "workers 2, in flight 1 of 2, w1 0.45/s, w2 0.44/s": live workers, jobs not answered
+  // yet of the last batch handed to MeasureMany, each worker's measurements per second.
+  std::string ProgressNote() const override;
 
   // The machine every result must come from ("" with allow_mixed_workers).
   const std::string& required_machine() const { return required_machine_; }
@@ -69,7 +80,20 @@ class RedisBenchmark : public Benchmark {
   StatusOr<std::string> Upload(const std::string& path);
   // Puts `job` on the jobs stream; returns its entry id.
   StatusOr<std::string> Submit(const Job& job);
-  Measurement Wait(const Job& job, const MeasureRequest& request);
+  Job MakeJob(const MeasureRequest& request);
+  struct InFlight {
+    Job job;
+    size_t index = 0;      // into the requests of MeasureMany
+    std::string entry_id;  // on the jobs stream ("" until submitted on this connection)
+  };
+  // Uploads the models of every job in flight and submits them (again after a reconnect).
+  // A job whose model file cannot be read is answered kUnparsable and removed; connection
+  // errors (Unavailable, FailedPrecondition) are returned.
+  Status SubmitAll(std::span<const MeasureRequest> requests, std::map<std::string, InFlight>& jobs,
+                   const OnMeasured& on_done);
+  // Reads what arrived on the results stream; answers jobs of `jobs` (removing them).
+  // Returns how many were answered, or the connection error.
+  StatusOr<int> CollectResults(std::map<std::string, InFlight>& jobs, const OnMeasured& on_done);
   void NoteResult(const JobResult& result);
 
   RedisBenchmarkOptions options_;
@@ -88,6 +112,9 @@ class RedisBenchmark : public Benchmark {
   };
   std::map<std::string, WorkerStats> worker_stats_;
   int workers_seen_ = 0;
+  int workers_live_ = 0;  // at the last look
+  int in_flight_ = 0;
+  int batch_size_ = 0;  // of the last MeasureMany
 };
 
 }  // namespace qtune::autotune

@@ -49,47 +49,89 @@ Measurer::Measurer(Benchmark& benchmark, StateLog& log, MeasurerOptions options)
 
 StatusOr<Comparison> Measurer::Compare(const std::string& key, const std::string& pattern,
                                        const std::string& scheme, const FileWriter& write_files) {
-  if (auto it = replay_ok_.find(key); it != replay_ok_.end()) {
-    ++counters_.replayed;
-    Comparison c = CompareRounds(it->second.candidate_ms, it->second.reference_ms);
-    c.replayed = true;
-    return c;
+  const Request request{key, pattern, scheme, write_files};
+  ASSIGN_OR_RETURN(std::vector<Comparison> results, CompareMany(std::span(&request, 1)));
+  return results.front();
+}
+
+StatusOr<std::vector<Comparison>> Measurer::CompareMany(std::span<const Request> requests) {
+  std::vector<Comparison> out(requests.size());
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (auto it = replay_ok_.find(requests[i].key); it != replay_ok_.end()) {
+      ++counters_.replayed;
+      out[i] = CompareRounds(it->second.candidate_ms, it->second.reference_ms);
+      out[i].replayed = true;
+      continue;
+    }
+    if (replay_failed_.count(requests[i].key)) ++counters_.retried_from_log;
+    todo.push_back(i);
   }
-  if (replay_failed_.count(key)) ++counters_.retried_from_log;
-  ASSIGN_OR_RETURN(auto paths, write_files());
-  MeasureRequest request{paths.first, paths.second, options_.rounds};
-  Measurement m;
-  int attempts = 0;
-  for (;;) {
-    ++attempts;
-    m = benchmark_.Measure(request);
-    if (m.ok() || !IsTransient(m.failure) || attempts > options_.retries) break;
-    ++counters_.retried;
-    const int shift = std::min(attempts - 1, 3);  // at most 8x the first backoff
-    std::this_thread::sleep_for(std::chrono::milliseconds(options_.backoff_ms << shift));
+  const size_t group = static_cast<size_t>(std::max(1, options_.max_in_flight));
+  for (size_t first = 0; first < todo.size(); first += group) {
+    const std::vector<size_t> part(
+        todo.begin() + static_cast<std::ptrdiff_t>(first),
+        todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), first + group)));
+    RETURN_IF_ERROR(MeasureGroup(requests, part, out));
   }
-  MeasurementRecord record;
-  record.key = key;
-  record.pattern = pattern;
-  record.scheme = scheme;
-  record.ok = m.ok();
-  record.candidate_ms = m.candidate_ms;
-  record.reference_ms = m.reference_ms;
-  record.attempts = attempts;
-  if (!m.ok()) {
-    record.error_kind = FailureKindName(m.failure, m.exit_code);
-    record.error_detail = m.detail.substr(0, 2000);
+  return out;
+}
+
+Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vector<size_t>& todo,
+                              std::vector<Comparison>& out) {
+  std::vector<MeasureRequest> pending;  // pending[j] measures requests[index[j]]
+  std::vector<size_t> index;
+  for (size_t i : todo) {
+    ASSIGN_OR_RETURN(auto paths, requests[i].write_files());
+    pending.push_back(MeasureRequest{paths.first, paths.second, options_.rounds});
+    index.push_back(i);
   }
-  RETURN_IF_ERROR(log_.Append(record));
-  if (!m.ok()) {
-    ++counters_.failed;
-    Comparison c;
-    c.error = record.error_kind + (m.detail.empty() ? "" : ": " + m.detail.substr(0, 300));
-    return c;
+  Status log_error = Status::Ok();
+  for (int attempts = 1; !pending.empty(); ++attempts) {
+    if (attempts > 1) {
+      const int shift = std::min(attempts - 2, 3);  // at most 8x the first backoff
+      std::this_thread::sleep_for(std::chrono::milliseconds(options_.backoff_ms << shift));
+    }
+    std::vector<MeasureRequest> retry;
+    std::vector<size_t> retry_index;
+    benchmark_.MeasureMany(pending, [&](size_t j, Measurement m) {
+      if (!m.ok() && IsTransient(m.failure) && attempts <= options_.retries) {
+        ++counters_.retried;
+        retry.push_back(pending[j]);
+        retry_index.push_back(index[j]);
+        return;
+      }
+      const Request& request = requests[index[j]];
+      MeasurementRecord record;
+      record.key = request.key;
+      record.pattern = request.pattern;
+      record.scheme = request.scheme;
+      record.ok = m.ok();
+      record.candidate_ms = m.candidate_ms;
+      record.reference_ms = m.reference_ms;
+      record.attempts = attempts;
+      if (!m.ok()) {
+        record.error_kind = FailureKindName(m.failure, m.exit_code);
+        record.error_detail = m.detail.substr(0, 2000);
+      }
+      Status appended = log_.Append(record);
+      if (!appended.ok() && log_error.ok()) log_error = appended;
+      Comparison& c = out[index[j]];
+      if (!m.ok()) {
+        ++counters_.failed;
+        c = Comparison{};
+        c.error = record.error_kind + (m.detail.empty() ? "" : ": " + m.detail.substr(0, 300));
+        return;
+      }
+      ++counters_.measured;
+      replay_ok_[request.key] = record;
+      c = CompareRounds(m.candidate_ms, m.reference_ms);
+    });
+    RETURN_IF_ERROR(log_error);
+    pending = std::move(retry);
+    index = std::move(retry_index);
   }
-  ++counters_.measured;
-  replay_ok_[key] = record;
-  return CompareRounds(m.candidate_ms, m.reference_ms);
+  return Status::Ok();
 }
 
 }  // namespace qtune::autotune

@@ -1,12 +1,15 @@
-// Measurer: one candidate-versus-reference measurement with everything around it that
+// Measurer: candidate-versus-reference measurements with everything around them that
 // makes a search safe to interrupt: results already in the state log are replayed instead
 // of measured, transient failures are retried with backoff, and every finished
-// measurement (success or failure) is appended to the log before it is used.
+// measurement (success or failure) is appended to the log as it completes, before it is
+// used, so a kill loses only the measurements in flight.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "autotune/benchmark.h"
 #include "autotune/state_log.h"
@@ -15,9 +18,10 @@
 namespace qtune::autotune {
 
 struct MeasurerOptions {
-  int rounds = 3;        // alternations per measurement
-  int retries = 2;       // extra attempts for transient failures (timeout, crash, connection)
-  int backoff_ms = 100;  // before retry k: backoff_ms * 2^min(k-1, 3)
+  int rounds = 3;         // alternations per measurement
+  int retries = 2;        // extra attempts for transient failures (timeout, crash, connection)
+  int backoff_ms = 100;   // before retry k: backoff_ms * 2^min(k-1, 3)
+  int max_in_flight = 1;  // CompareMany hands the benchmark at most this many at once
 };
 
 // A measurement of a candidate against a reference. ratio = median over rounds of
@@ -52,10 +56,26 @@ class Measurer {
   StatusOr<Comparison> Compare(const std::string& key, const std::string& pattern,
                                const std::string& scheme, const FileWriter& write_files);
 
+  struct Request {
+    std::string key, pattern, scheme;
+    FileWriter write_files;
+  };
+  // Compare() for several pairs at once: the replayed ones come from the log, the others
+  // go to Benchmark::MeasureMany in groups of at most max_in_flight (transient failures
+  // are retried together, after the backoff). Each is logged as it completes. Results in
+  // the order of `requests`; the error is the first failed write_files or log append.
+  StatusOr<std::vector<Comparison>> CompareMany(std::span<const Request> requests);
+
   const MeasurerCounters& counters() const { return counters_; }
   int rounds() const { return options_.rounds; }
+  Benchmark& benchmark() { return benchmark_; }
 
  private:
+  // Measures requests[i] for every i in `todo` (all not replayed), logs each as it
+  // completes and stores its Comparison in `out[i]`.
+  Status MeasureGroup(std::span<const Request> requests, const std::vector<size_t>& todo,
+                      std::vector<Comparison>& out);
+
   Benchmark& benchmark_;
   StateLog& log_;
   MeasurerOptions options_;

@@ -109,7 +109,8 @@ StreamFields EncodeJob(const Job& job) {
           {"timeout_s", fmt::format("{}", job.timeout_s)},
           {"seed", std::to_string(job.seed)},
           {"shapes", shapes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)},
-          {"machine", job.machine}};
+          {"machine", job.machine},
+          {"candidate_bf16", job.candidate_bf16 ? "1" : "0"}};
 }
 
 StatusOr<Job> ParseJob(const StreamFields& fields, const RedisKeys& keys) {
@@ -167,6 +168,12 @@ StatusOr<Job> ParseJob(const StreamFields& fields, const RedisKeys& keys) {
     }
   }
   ASSIGN_OR_RETURN(job.machine, Required(fields, "machine"));
+  if (const std::string* bf16 = FindField(fields, "candidate_bf16"); bf16 != nullptr) {
+    if (*bf16 != "0" && *bf16 != "1") {
+      return InvalidArgumentError("field 'candidate_bf16' must be 0 or 1");
+    }
+    job.candidate_bf16 = *bf16 == "1";
+  }
   return job;
 }
 

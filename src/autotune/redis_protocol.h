@@ -12,7 +12,9 @@
 // Job fields:    v=1, job (unique id), reply (the results stream; must be under <p>),
 //                candidate, reference (sha256 hex; reference "" = none), rounds, iters,
 //                warmup, timeout_s, seed, shapes (JSON {"input": [sizes]}), machine (the
-//                fingerprint the measuring worker must have; "" = any).
+//                fingerprint the measuring worker must have; "" = any); optional:
+//                candidate_bf16 ("1": the candidate computes Conv/MatMul/Gemm in bf16,
+//                MeasureRequest::candidate_bf16; absent or "0": not).
 // Result fields: v=1, job, worker, machine, kind ("none", "timeout", "crash", "exit",
 //                "unparsable", "build", "connection"), exit_code, detail, candidate_ms
 //                and reference_ms (JSON arrays, one median per round).
@@ -61,6 +63,7 @@ struct Job {
   uint64_t seed = 0;
   std::map<std::string, std::vector<int64_t>> shapes;
   std::string machine;  // required worker fingerprint; empty: any
+  bool candidate_bf16 = false;
 };
 StreamFields EncodeJob(const Job& job);
 // InvalidArgument naming the first bad field. The reply key is checked against `keys`.

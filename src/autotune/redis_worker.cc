@@ -212,8 +212,9 @@ Status Worker::Handle(const StreamEntry& entry) {
   }
   if (!m.ok()) return m.status();  // left pending: reclaimed after the lease
   if (m->ok()) {
-    QTUNE_LOG_INFO("worker {}: job {}: candidate {:.3f} ms, reference {:.3f} ms ({:.1f} s)", name_,
-                   job->id, Median(m->candidate_ms), Median(m->reference_ms), busy);
+    QTUNE_LOG_INFO("worker {}: job {}: candidate{} {:.3f} ms, reference {:.3f} ms ({:.1f} s)",
+                   name_, job->id, job->candidate_bf16 ? " (bf16)" : "", Median(m->candidate_ms),
+                   Median(m->reference_ms), busy);
   } else {
     QTUNE_LOG_WARNING("worker {}: job {}: {}: {}", name_, job->id,
                       FailureKindName(m->failure, m->exit_code), m->detail.substr(0, 300));
@@ -297,6 +298,7 @@ StatusOr<Measurement> Worker::MeasureJob(const Job& job) {
   MeasureRequest request;
   request.rounds = job.rounds;
   request.timeout_s = job.timeout_s;
+  request.candidate_bf16 = job.candidate_bf16;
   std::set<std::string> keep;
   for (const std::string* sha : {&job.candidate_sha256, &job.reference_sha256}) {
     if (sha->empty()) continue;

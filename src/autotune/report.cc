@@ -84,7 +84,8 @@ nlohmann::json BuildReport(const ReportInputs& in) {
         {"retried_from_log", in.counters.retried_from_log},
         {"skipped_same_placement", s.skipped_same_placement},
         {"skipped_same_plan", s.skipped_same_plan},
-        {"skipped_accuracy", s.skipped_accuracy}}},
+        {"skipped_accuracy", s.skipped_accuracy},
+        {"speculative_discarded", s.speculative_discarded}}},
       {"noise_median", s.noise_median},
       {"elapsed_s", in.elapsed_s},
   };

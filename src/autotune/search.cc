@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "autotune/pattern.h"
@@ -122,10 +124,17 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
   for (const PatternInfo& p : patterns_)
     total += p.points.empty() ? 0 : options_.schemes_per_pattern;
   ProgressBar progress("autotune: measuring", total);
+  // The back end's live status (Redis: workers, jobs in flight, throughput) in the line.
+  measurer_.benchmark().SetStatusListener(
+      [&progress](const std::string& note) { progress.SetNote(note); });
+  Status searched = Status::Ok();
   for (const PatternInfo& pattern : patterns_) {
-    RETURN_IF_ERROR(SearchPattern(pattern, incumbent, result));
+    searched = SearchPattern(pattern, incumbent, result);
+    if (!searched.ok()) break;
     if (!pattern.points.empty()) progress.Advance(options_.schemes_per_pattern);
   }
+  measurer_.benchmark().SetStatusListener(nullptr);
+  RETURN_IF_ERROR(searched);
   progress.Finish();
   for (PatternReport& report : result.patterns) {
     for (const PatternInfo& p : patterns_) {
@@ -135,6 +144,104 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
   result.best = incumbent.placement;
   if (!noises_.empty()) result.noise_median = Median(noises_);
   return result;
+}
+
+// What the proposing side of one pattern's search holds. Copied after each measured
+// proposal, so an adoption can rewind to the state right after the adopted candidate.
+struct Searcher::ProposalState {
+  SchemeGenerator generator;
+  std::set<std::string> tried_plans;  // plan keys measured against the current incumbent
+  int measured = 0;                   // candidates handed to the measurer
+  int proposals = 0;
+};
+
+// A scheme skipped before measuring (entry.status set), or a candidate to measure.
+struct Searcher::Proposal {
+  SchemeResult entry;
+  bool measure = false;
+  Placement candidate;
+  std::unique_ptr<ir::Graph> graph;
+  std::string key;                     // candidate hash : incumbent hash
+  Measurer::FileWriter write_files;    // the candidate's file and the incumbent's
+  std::optional<ProposalState> after;  // the state right after it (measured ones)
+};
+
+StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(const PatternInfo& pattern,
+                                                              const Incumbent& incumbent,
+                                                              ProposalState& state, int slot) {
+  const std::string best_scheme = ProjectScheme(pattern, 0, incumbent.placement);
+  std::optional<std::string> scheme = state.generator.Next(best_scheme);
+  if (!scheme.has_value()) return std::optional<Proposal>();
+  ++state.proposals;
+  Proposal p;
+  p.entry.scheme = *scheme;
+  p.candidate = ApplyScheme(pattern, *scheme, incumbent.placement, exporter_);
+  if (p.candidate == incumbent.placement) {
+    p.entry.status = "same_placement";
+    return std::optional<Proposal>(std::move(p));
+  }
+  ASSIGN_OR_RETURN(p.graph, exporter_.Export(p.candidate));
+  ASSIGN_OR_RETURN(std::string plan_key, PlanKey(*p.graph));
+  if (plan_key == incumbent.plan_key || state.tried_plans.count(plan_key)) {
+    p.entry.status = "same_plan";
+    return std::optional<Proposal>(std::move(p));
+  }
+  state.tried_plans.insert(plan_key);
+  if (options_.sqnr && options_.min_sqnr_db > 0) {
+    ASSIGN_OR_RETURN(p.entry.sqnr_db, options_.sqnr(*p.graph));
+    if (!(p.entry.sqnr_db >= options_.min_sqnr_db)) {
+      p.entry.status = "below_accuracy";
+      return std::optional<Proposal>(std::move(p));
+    }
+  }
+  p.measure = true;
+  ++state.measured;
+  p.key = PlacementHash(p.candidate) + ":" + incumbent.hash;
+  const std::string file = slot == 0 ? "candidate.onnx" : fmt::format("candidate-{}.onnx", slot);
+  const std::string candidate_path = (fs::path(options_.work_dir) / file).string();
+  const ir::Graph* graph = p.graph.get();
+  p.write_files = [graph, candidate_path,
+                   reference = incumbent.path]() -> StatusOr<std::pair<std::string, std::string>> {
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
+    RETURN_IF_ERROR(WriteFileAtomic(candidate_path, bytes));
+    return std::make_pair(candidate_path, reference);
+  };
+  p.after = state;
+  return std::optional<Proposal>(std::move(p));
+}
+
+StatusOr<bool> Searcher::TakeResult(const PatternInfo& pattern, Proposal& p, const Comparison& c,
+                                    Incumbent& incumbent, PatternReport& report) {
+  SchemeResult& entry = p.entry;
+  entry.status = !c.ok ? "failed" : c.replayed ? "replayed" : "measured";
+  entry.error = c.error;
+  entry.ratio = c.ratio;
+  entry.noise = c.noise;
+  entry.candidate_ms = c.candidate_ms;
+  entry.reference_ms = c.reference_ms;
+  if (c.ok) noises_.push_back(c.noise);
+  if (c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise)) {
+    // A win: confirm it with a second measurement before adopting.
+    ASSIGN_OR_RETURN(Comparison again, measurer_.Compare(p.key + "/confirm", pattern.id,
+                                                         entry.scheme, p.write_files));
+    if (again.ok) {
+      noises_.push_back(again.noise);
+      const Comparison both = CombineComparisons(c, again);
+      entry.ratio = both.ratio;
+      entry.noise = both.noise;
+      if (both.ratio < 1.0 - std::max(options_.min_gain, 2 * both.noise)) {
+        entry.adopted = true;
+        ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(p.candidate)));
+        QTUNE_LOG_INFO(
+            "autotune: pattern {} scheme {}: {:.3f}x of the incumbent, adopted "
+            "(noise {:.3f})",
+            pattern.id, entry.scheme, both.ratio, both.noise);
+        if (options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*p.graph));
+      }
+    }
+  }
+  report.schemes.push_back(entry);
+  return entry.adopted;
 }
 
 Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
@@ -161,84 +268,58 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
   seeds.push_back(std::string(pattern.points.size(), '1'));
   seeds.push_back(std::string(pattern.points.size(), '0'));
   const uint64_t pattern_seed = options_.seed ^ std::stoull(pattern.id.substr(0, 12), nullptr, 16);
-  SchemeGenerator generator(static_cast<int>(pattern.points.size()), seeds,
-                            options_.exhaustive_max_points, pattern_seed);
-  std::set<std::string> tried_plans;  // plan keys measured against the current incumbent
-  int measured = 0;
+  ProposalState state{SchemeGenerator(static_cast<int>(pattern.points.size()), seeds,
+                                      options_.exhaustive_max_points, pattern_seed),
+                      {},
+                      0,
+                      0};
   const int max_proposals = 4 * options_.schemes_per_pattern + static_cast<int>(seeds.size()) +
                             static_cast<int>(pattern.points.size());
-  for (int proposals = 0; measured < options_.schemes_per_pattern && proposals < max_proposals;
-       ++proposals) {
-    const std::string best_scheme = ProjectScheme(pattern, 0, incumbent.placement);
-    std::optional<std::string> scheme = generator.Next(best_scheme);
-    if (!scheme.has_value()) break;
-    SchemeResult entry;
-    entry.scheme = *scheme;
-    Placement candidate = ApplyScheme(pattern, *scheme, incumbent.placement, exporter_);
-    if (candidate == incumbent.placement) {
-      entry.status = "same_placement";
-      ++result.skipped_same_placement;
-      report.schemes.push_back(entry);
-      continue;
+  const int parallel = std::max(1, options_.parallel);
+  for (;;) {
+    // Propose up to `parallel` candidates against the current incumbent (with the skipped
+    // schemes between them), as the one-at-a-time search would propose them if none won.
+    std::vector<Proposal> batch;
+    int to_measure = 0;
+    bool exhausted = false;
+    while (to_measure < parallel && state.measured < options_.schemes_per_pattern &&
+           state.proposals < max_proposals) {
+      ASSIGN_OR_RETURN(std::optional<Proposal> p, Propose(pattern, incumbent, state, to_measure));
+      if (!p.has_value()) {
+        exhausted = true;
+        break;
+      }
+      to_measure += p->measure ? 1 : 0;
+      batch.push_back(std::move(*p));
     }
-    ASSIGN_OR_RETURN(auto graph, exporter_.Export(candidate));
-    ASSIGN_OR_RETURN(std::string plan_key, PlanKey(*graph));
-    if (plan_key == incumbent.plan_key || tried_plans.count(plan_key)) {
-      entry.status = "same_plan";
-      ++result.skipped_same_plan;
-      report.schemes.push_back(entry);
-      continue;
+    if (batch.empty()) break;
+    std::vector<Measurer::Request> requests;
+    for (const Proposal& p : batch) {
+      if (p.measure) requests.push_back({p.key, pattern.id, p.entry.scheme, p.write_files});
     }
-    tried_plans.insert(plan_key);
-    if (options_.sqnr && options_.min_sqnr_db > 0) {
-      ASSIGN_OR_RETURN(entry.sqnr_db, options_.sqnr(*graph));
-      if (!(entry.sqnr_db >= options_.min_sqnr_db)) {
-        entry.status = "below_accuracy";
-        ++result.skipped_accuracy;
-        report.schemes.push_back(entry);
+    ASSIGN_OR_RETURN(std::vector<Comparison> results, measurer_.CompareMany(requests));
+    // The results in proposal order, as if measured one at a time.
+    bool adopted = false;
+    size_t r = 0;
+    for (Proposal& p : batch) {
+      if (adopted) {  // proposed against the incumbent of before: dropped
+        if (p.measure && !results[r++].replayed) ++result.speculative_discarded;
         continue;
       }
-    }
-    const std::string candidate_hash = PlacementHash(candidate);
-    const std::string candidate_path = (fs::path(options_.work_dir) / "candidate.onnx").string();
-    auto write_files = [&]() -> StatusOr<std::pair<std::string, std::string>> {
-      ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
-      RETURN_IF_ERROR(WriteFileAtomic(candidate_path, bytes));
-      return std::make_pair(candidate_path, incumbent.path);
-    };
-    const std::string key = candidate_hash + ":" + incumbent.hash;
-    ++measured;
-    ASSIGN_OR_RETURN(Comparison c, measurer_.Compare(key, pattern.id, *scheme, write_files));
-    entry.status = !c.ok ? "failed" : c.replayed ? "replayed" : "measured";
-    entry.error = c.error;
-    entry.ratio = c.ratio;
-    entry.noise = c.noise;
-    entry.candidate_ms = c.candidate_ms;
-    entry.reference_ms = c.reference_ms;
-    if (c.ok) noises_.push_back(c.noise);
-    if (c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise)) {
-      // A win: confirm it with a second measurement before adopting.
-      ASSIGN_OR_RETURN(Comparison again,
-                       measurer_.Compare(key + "/confirm", pattern.id, *scheme, write_files));
-      if (again.ok) {
-        noises_.push_back(again.noise);
-        const Comparison both = CombineComparisons(c, again);
-        const double ratio = both.ratio, noise = both.noise;
-        entry.ratio = ratio;
-        entry.noise = noise;
-        if (ratio < 1.0 - std::max(options_.min_gain, 2 * noise)) {
-          entry.adopted = true;
-          ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(candidate)));
-          tried_plans.clear();
-          QTUNE_LOG_INFO(
-              "autotune: pattern {} scheme {}: {:.3f}x of the incumbent, adopted "
-              "(noise {:.3f})",
-              pattern.id, *scheme, ratio, noise);
-          if (options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*graph));
-        }
+      if (!p.measure) {
+        result.skipped_same_placement += p.entry.status == "same_placement";
+        result.skipped_same_plan += p.entry.status == "same_plan";
+        result.skipped_accuracy += p.entry.status == "below_accuracy";
+        report.schemes.push_back(p.entry);
+        continue;
+      }
+      ASSIGN_OR_RETURN(adopted, TakeResult(pattern, p, results[r++], incumbent, report));
+      if (adopted) {
+        state = std::move(*p.after);
+        state.tried_plans.clear();
       }
     }
-    report.schemes.push_back(entry);
+    if (exhausted && !adopted) break;
   }
   result.patterns.push_back(std::move(report));
   return Status::Ok();

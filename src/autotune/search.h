@@ -11,10 +11,20 @@
 // kernels, so measuring it would tell nothing). Each measurement compares the candidate
 // with the incumbent, interleaved; a win must exceed both `min_gain` and twice the noise
 // seen in that measurement, and is confirmed by a second measurement before it is adopted.
+//
+// Parallel measuring (SearchOptions::parallel = K > 1): the searcher proposes the next K
+// candidates of a pattern as if none of them will be adopted (all against the same
+// incumbent), has them measured at once (Measurer::CompareMany), then takes the results in
+// proposal order exactly as a one-at-a-time search would. When one is adopted, the
+// proposals after it are dropped (counted in speculative_discarded; their measurements
+// stay in the state log) and proposing resumes from the state right after the adopted
+// one. So the result, every report entry and the measured pairs are those of K = 1; only
+// the discarded speculative measurements come on top.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +60,7 @@ struct SearchOptions {
   std::string work_dir;           // models/ and candidate.onnx go there
   std::map<std::string, std::vector<int64_t>> input_sizes;  // to compile plan keys
   int threads = 1;
+  int parallel = 1;  // candidates proposed and measured at once (see the top of this file)
   // Extra seed schemes per pattern signature ("0110"...: the pattern cache, --import-qdq).
   std::map<std::string, std::vector<std::string>> seeds;
   // When set, a candidate whose outputs score below min_sqnr_db is not measured.
@@ -82,7 +93,8 @@ struct SearchResult {
   int skipped_same_placement = 0;
   int skipped_same_plan = 0;
   int skipped_accuracy = 0;
-  double noise_median = 0;  // over every measurement
+  int speculative_discarded = 0;  // measured, then dropped after an earlier adoption
+  double noise_median = 0;        // over every measurement
 };
 
 class Searcher {
@@ -97,9 +109,19 @@ class Searcher {
     Placement placement;
     std::string hash, path, plan_key;
   };
+  struct ProposalState;
+  struct Proposal;
   StatusOr<Incumbent> MakeIncumbent(Placement placement);
   StatusOr<std::string> PlanKey(const ir::Graph& graph) const;
   Status SearchPattern(const PatternInfo& pattern, Incumbent& incumbent, SearchResult& result);
+  // The next proposal from `state` (advanced past it); nullopt when the generator is done.
+  // `slot` numbers the batch's measured candidates (their model files differ).
+  StatusOr<std::optional<Proposal>> Propose(const PatternInfo& pattern, const Incumbent& incumbent,
+                                            ProposalState& state, int slot);
+  // Takes a measured proposal's result as the one-at-a-time search does: confirms a win,
+  // adopts it (then returns true). Appends its report entry.
+  StatusOr<bool> TakeResult(const PatternInfo& pattern, Proposal& proposal, const Comparison& c,
+                            Incumbent& incumbent, PatternReport& report);
 
   const PlacementExporter& exporter_;
   Measurer& measurer_;

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "core/progress.h"
+#include "report/report.h"
 
 namespace qtune::cli {
 namespace {
@@ -44,12 +45,20 @@ int Autotune(AutotuneCliOptions& o) {
   }
   auto report = autotune::RunAutotune(o.tune);
   if (!report.ok()) return ReportAndExitCode(report.status());
+  // report.html beside report.json (docs/report.md); failing to write it is a warning.
+  const std::string html = o.tune.work_dir + "/report.html";
+  auto html_written = report::WriteReport(o.tune.work_dir, html);
+  if (!html_written.ok()) {
+    std::fprintf(stderr, "qtune: warning: report not written: %s\n",
+                 html_written.status().message().c_str());
+  }
   if (o.json) {
     std::printf("%s\n", report->dump(2).c_str());
   } else {
     std::printf("%s", autotune::ReportToText(*report).c_str());
     std::printf("wrote     %s (work dir %s)\n", o.tune.output_path.c_str(),
                 o.tune.work_dir.c_str());
+    if (html_written.ok()) std::printf("report    %s\n", html.c_str());
   }
   return kExitOk;
 }
@@ -115,6 +124,11 @@ void AddAutotuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--worker-wait", t.worker_wait_s,
                   "With --benchmark redis: seconds to wait for a worker at start")
       ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--parallel", t.parallel,
+                  "With --benchmark redis: measurements in flight at once (one per worker); "
+                  "the result is that of 1")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_flag("--allow-mixed-workers", t.allow_mixed_workers,
                 "With --benchmark redis: also use workers on machines unlike the first one's");

@@ -13,6 +13,8 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code);
 void AddEvalCommand(CLI::App& app, int* exit_code);
 void AddAutotuneCommand(CLI::App& app, int* exit_code);
 void AddTuneCommand(CLI::App& app, int* exit_code);
+// qtune report: an HTML page of an autotune, tune or quantize run (report/report.h).
+void AddReportCommand(CLI::App& app, int* exit_code);
 // Hidden: the child process InProcessBenchmark measures in (autotune/measure_worker.h).
 void AddMeasureWorkerCommand(CLI::App& app, int* exit_code);
 // qtune worker: serves measurement jobs from Redis Streams (autotune/redis_worker.h).

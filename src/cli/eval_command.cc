@@ -16,9 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cli/global_flags.h"
 #include "cli/commands.h"
+#include "cli/eval.h"
 #include "cli/exit_codes.h"
+#include "cli/global_flags.h"
 #include "core/npy.h"
 #include "core/progress.h"
 #include "core/shape.h"
@@ -29,20 +30,6 @@
 
 namespace qtune::cli {
 namespace {
-
-struct EvalOptions {
-  std::string fp32_path;
-  std::string quant_path;
-  std::vector<std::string> data;
-  std::string preprocess;
-  std::string labels_path;
-  int64_t batch = 64;
-  int64_t layer_samples = 64;
-  int worst = 10;
-  int threads = OfflineThreadsDefault();
-  bool json = false;
-  bool show_progress = true;  // off with --json (and --quiet/--no-progress, process-wide)
-};
 
 // Signal and noise energy of one compared tensor, accumulated over batches.
 struct Energy {
@@ -192,6 +179,8 @@ StatusOr<std::vector<LayerResult>> CompareLayers(const ir::Graph& fp32, const ir
   return out;
 }
 
+}  // namespace
+
 Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
   ASSIGN_OR_RETURN(auto fp32, ir::LoadModel(o.fp32_path));
   ASSIGN_OR_RETURN(auto quant, ir::LoadModel(o.quant_path));
@@ -295,6 +284,8 @@ Status Evaluate(const EvalOptions& o, nlohmann::json& report) {
   }
   return Status::Ok();
 }
+
+namespace {
 
 std::string Db(const nlohmann::json& v) {
   if (v.is_string()) return "inf";

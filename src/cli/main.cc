@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   AddEvalCommand(app, &exit_code);
   AddAutotuneCommand(app, &exit_code);
   AddTuneCommand(app, &exit_code);
+  AddReportCommand(app, &exit_code);
   AddMeasureWorkerCommand(app, &exit_code);
   AddWorkerCommand(app, &exit_code);
 

@@ -3,6 +3,8 @@
 //   [--json] [--random-calibration [--seed S]] [--asymmetric-activations] [--exclude GLOB]
 //   [--exclude-op OP] [--fp16-scales] [--float-weights] [--threads N]
 //   [--min-sqnr DB [--fallback-samples N] [--max-float-fraction F]]
+//   [--auto (--effective-bits B | --min-sqnr DB | --latency-budget MS) [--cost-model M]
+//    [--candidate-formats F,F] [--score-size N] [--cost-excluded-layers GLOB,GLOB]]
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -10,8 +12,11 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/global_flags.h"
 #include "cli/output_paths.h"
 #include "ir/onnx_io.h"
+#include "quant/auto_report.h"
+#include "quant/auto_settings.h"
 #include "quant/quantize_model.h"
 #include "quant/recipe.h"
 
@@ -37,15 +42,53 @@ struct QuantizeCliOptions {
   std::vector<std::string> exclude_op;  // op-type globs kept in float
   uint64_t seed = 0;                    // --random-calibration's samples
   CLI::Option* seed_option = nullptr;
-  int threads = 1;
+  int threads = OfflineThreadsDefault();
   int64_t calib_samples = 0;
-  int64_t batch = 32;
+  int64_t batch = 0;  // 0: from calib_memory_mb
+  int64_t calib_memory_mb = 1024;
   CLI::Option* percentile_option = nullptr;
   // Accuracy fallback; each unset when its flag is not given.
   std::optional<double> min_sqnr;
   std::optional<int64_t> fallback_samples;
   std::optional<double> max_float_fraction;
+  // Per-layer format search (--auto); --min-sqnr is its objective when --auto is on.
+  bool auto_mode = false;
+  std::optional<double> effective_bits;
+  std::optional<double> latency_budget_ms;
+  std::optional<std::string> cost_model;
+  std::optional<std::string> candidate_formats;  // comma-separated
+  std::optional<int64_t> score_size;
+  std::vector<std::string> cost_excluded_layers;  // globs, comma-separated or repeated
 };
+
+// The --auto flags as AutoSettings; `auto_on`: --auto or the recipe's auto: block, which
+// makes --min-sqnr the search's objective instead of the accuracy fallback's target.
+quant::AutoSettings AutoFlags(const QuantizeCliOptions& cli, bool auto_on) {
+  quant::AutoSettings s;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> out;
+    for (size_t begin = 0; begin <= text.size();) {
+      size_t end = std::min(text.find(',', begin), text.size());
+      if (end > begin) out.push_back(text.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    return out;
+  };
+  if (cli.candidate_formats) s.candidate_formats = split(*cli.candidate_formats);
+  s.score_size = cli.score_size;
+  if (!cli.cost_excluded_layers.empty()) {
+    std::vector<std::string> globs;
+    for (const std::string& g : cli.cost_excluded_layers) {
+      for (std::string& one : split(g)) globs.push_back(std::move(one));
+    }
+    s.cost_excluded_layers = globs;
+  }
+  s.effective_bits = cli.effective_bits;
+  s.latency_budget_ms = cli.latency_budget_ms;
+  s.cost_model = cli.cost_model;
+  if (auto_on) s.min_sqnr_db = cli.min_sqnr;
+  return s;
+}
 
 constexpr char kRandomWarning[] =
     "qtune: WARNING: --random-calibration: the scales come from uniform random data, not from "
@@ -188,7 +231,11 @@ int Quantize(const QuantizeCliOptions& cli) {
   // The recipe against the flags first: a contradiction is a usage error.
   auto recipe = quant::LoadRecipe(cli.recipe);
   if (!recipe.ok()) return ReportAndExitCode(recipe.status());
-  options.fallback = {cli.min_sqnr, cli.fallback_samples, cli.max_float_fraction};
+  const bool auto_on = cli.auto_mode || recipe->auto_search.has_value();
+  options.auto_mode = cli.auto_mode;
+  options.auto_settings = AutoFlags(cli, auto_on);
+  options.fallback = {auto_on ? std::nullopt : cli.min_sqnr, cli.fallback_samples,
+                      cli.max_float_fraction};
   auto settings =
       quant::ResolveCliOverrides(*recipe, {options.target, options.calibrator, options.fallback});
   if (!settings.ok()) {
@@ -196,6 +243,12 @@ int Quantize(const QuantizeCliOptions& cli) {
     return kExitUsage;
   }
   if (int code = CheckFlagsFitRecipe(cli, *recipe, *settings); code != kExitOk) return code;
+  if (auto auto_settings = quant::ResolveAutoSettings(*recipe, options.auto_mode,
+                                                      options.auto_settings, settings->target);
+      !auto_settings.ok()) {
+    ReportAndExitCode(auto_settings.status());
+    return kExitUsage;
+  }
   options.calib_specs = cli.calib;
   options.preprocess = cli.preprocess;
   options.random_calibration = cli.random_calibration;
@@ -203,6 +256,7 @@ int Quantize(const QuantizeCliOptions& cli) {
   options.extra_rules = ExtraRules(cli);
   options.max_calib_samples = cli.calib_samples;
   options.calib_batch = cli.batch;
+  options.calib_memory_bytes = cli.calib_memory_mb << 20;
   options.threads = cli.threads;
   options.show_progress = !cli.json;
   options.export_model = !cli.report_only;
@@ -226,9 +280,13 @@ int Quantize(const QuantizeCliOptions& cli) {
     j["recipe"] = cli.recipe;
     j["calibration"] = result->calibration_source;
     j["random_calibration"] = cli.random_calibration;
+    if (result->auto_report) j["auto"] = quant::AutoReportToJson(*result->auto_report);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s", quant::SummaryToText(result->summary).c_str());
+    if (result->auto_report) {
+      std::printf("%s", quant::AutoReportToText(*result->auto_report).c_str());
+    }
     std::printf("calibration: %s%s\n", result->calibration_source.c_str(),
                 cli.random_calibration ? " (RANDOM: scales are meaningless)" : "");
     if (!cli.report_only) std::printf("wrote %s\n", cli.output_path.c_str());
@@ -239,6 +297,16 @@ int Quantize(const QuantizeCliOptions& cli) {
                  "qtune: warning: the quantized model's '%s' is NaN or inf on the calibration "
                  "samples (scored -inf dB SQNR)\n",
                  result->fallback->non_finite_output.c_str());
+  }
+  if (result->auto_report && !result->auto_report->reached) {
+    const quant::AutoReport& a = *result->auto_report;
+    std::fprintf(stderr,
+                 "qtune: error: --auto did not reach its objective (%s %g): measured %.1f dB "
+                 "at %.2f effective bits; %s. Lower the target, raise the budget or add "
+                 "candidate formats.\n",
+                 a.objective.c_str(), a.target, a.measured_db, a.effective_bits,
+                 cli.report_only ? "nothing was written" : "the closest choice was written");
+    return kExitFailure;
   }
   if (result->fallback.has_value() && !result->fallback->reached) {
     std::fprintf(stderr,
@@ -281,8 +349,12 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
           ->check(CLI::Range(50.0, 100.0));
   cmd->add_option("--calib-samples", o->calib_samples, "Use at most this many samples (0: all)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch", o->batch, "Calibration batch size")
-      ->check(CLI::Range(1, 65536))
+  cmd->add_option("--batch", o->batch,
+                  "Calibration batch size (default: what fits --calib-memory, at most 32)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--calib-memory", o->calib_memory_mb,
+                  "MiB one calibration batch may use when --batch is not given")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 20))
       ->capture_default_str();
   cmd->add_flag("--report", o->report_only, "Show the per-layer table without writing a model");
   cmd->add_flag("--json", o->json, "Print the table as JSON (docs/formats/summary.md)");
@@ -302,7 +374,8 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
                 "Keep weights in float behind Q/DQ instead of storing them quantized");
   cmd->add_option("--min-sqnr", o->min_sqnr,
                   "Accuracy fallback: keep the most sensitive layers in float until the "
-                  "outputs reach this SQNR (dB) against fp32 on calibration samples");
+                  "outputs reach this SQNR (dB) against fp32 on calibration samples (with "
+                  "--auto: the format search's objective)");
   cmd->add_option("--fallback-samples", o->fallback_samples,
                   "Calibration samples the accuracy fallback measures (default 8)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
@@ -310,7 +383,31 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
                   "Accuracy fallback: most layers kept in float, as a fraction of the quantized "
                   "(default 0.75)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--threads", o->threads, "Threads for calibration and the accuracy fallback")
+  cmd->add_flag("--auto", o->auto_mode,
+                "Per-layer format search: choose int8/fp8/bf16/fp32 per layer for "
+                "--effective-bits B or --min-sqnr DB (docs/quantize.md, Auto mode)");
+  cmd->add_option("--effective-bits", o->effective_bits,
+                  "--auto budget: bits per weight element, 8 (all int8) to 32 (all fp32)")
+      ->check(CLI::Range(8.0, 32.0));
+  cmd->add_option("--latency-budget", o->latency_budget_ms,
+                  "--auto budget: milliseconds per run in qtune's engine on one thread, each "
+                  "layer's time measured per format")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--cost-model", o->cost_model,
+                  "--auto: what --min-sqnr minimizes: weight (bits x weights, default) or "
+                  "latency (measured in qtune's engine)")
+      ->check(CLI::IsMember({"weight", "latency"}));
+  cmd->add_option("--candidate-formats", o->candidate_formats,
+                  "--auto: formats to choose from, e.g. int8,fp8,bf16,fp32 (default cpu: "
+                  "int8,bf16,fp32; trt: int8,fp8,fp32)");
+  cmd->add_option("--score-size", o->score_size,
+                  "--auto: calibration samples each candidate is scored on (default 8)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--cost-excluded-layers", o->cost_excluded_layers,
+                  "--auto: node-name globs (comma-separated or repeated) chosen for accuracy "
+                  "but left out of the budget");
+  cmd->add_option("--threads", o->threads,
+                  "Threads for calibration and the accuracy fallback (default: all cores)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->callback([o, exit_code] { *exit_code = Quantize(*o); });

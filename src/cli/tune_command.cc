@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -12,10 +13,13 @@
 #include "cli/output_paths.h"
 #include "core/progress.h"
 #include "ir/onnx_io.h"
+#include "report/report.h"
 #include "tune/tune.h"
 
 namespace qtune::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct TuneCliOptions {
   std::string model_path;
@@ -50,14 +54,14 @@ int TuneModel(TuneCliOptions& o) {
   if (!result.ok()) return ReportAndExitCode(result.status());
   Status saved = tune::SaveTuned(o.output_path, *result);
   if (!saved.ok()) return ReportAndExitCode(saved);
-  const tune::TuneRow& chosen = result->chosen_row();
+  const nlohmann::json j = tune::TuneResultToJson(*result, o.model_path, o.output_path);
+  // The HTML report beside the checkpoint (docs/report.md); a failure to write it is a
+  // warning: the checkpoint is what the run is for.
+  const std::string html = fs::path(o.output_path).replace_extension(".report.html").string();
+  if (Status written = report::WriteTuneReport(j, html); !written.ok()) {
+    std::fprintf(stderr, "qtune: warning: report not written: %s\n", written.message().c_str());
+  }
   if (o.json) {
-    nlohmann::json sizes = nlohmann::json::object();
-    for (const auto& [name, dims] : result->input_sizes) sizes[name] = dims;
-    nlohmann::json j = {{"model", o.model_path},         {"checkpoint", o.output_path},
-                        {"candidate", chosen.candidate}, {"threads", chosen.threads},
-                        {"strategy", result->strategy},  {"strategy_note", result->strategy_note},
-                        {"input_sizes", sizes},          {"table", tune::TuneTableToJson(*result)}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s", tune::FormatTuneTable(*result).c_str());
@@ -65,6 +69,7 @@ int TuneModel(TuneCliOptions& o) {
         "wrote %s and %s.sha256 (no weights: load it with the model, e.g. qtune run %s "
         "--checkpoint %s ...)\n",
         o.output_path.c_str(), o.output_path.c_str(), o.model_path.c_str(), o.output_path.c_str());
+    std::printf("report %s\n", html.c_str());
   }
   return kExitOk;
 }
@@ -114,6 +119,19 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--rounds", t.rounds, "Candidate/fp32 alternations per measurement")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--benchmark", t.benchmark,
+                  "inprocess (this machine) | redis (qtune workers with each --threads count, "
+                  "docs/workers.md)")
+      ->check(CLI::IsMember({"inprocess", "redis"}))
+      ->capture_default_str();
+  cmd->add_option("--redis", t.redis_url,
+                  "With --benchmark redis: redis://[:PASSWORD@]HOST[:PORT][/DB]");
+  cmd->add_option("--queue", t.queue, "With --benchmark redis: the workers' queue")
+      ->capture_default_str();
+  cmd->add_option("--worker-wait", t.worker_wait_s,
+                  "With --benchmark redis: seconds to wait for a worker at start")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->callback([o, exit_code] { *exit_code = TuneModel(*o); });

@@ -83,6 +83,17 @@ void ProgressBar::Finish() {
   if (enabled_) Draw(done_.load(std::memory_order_relaxed), /*final_line=*/true);
 }
 
+void ProgressBar::SetNote(std::string note) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (note == note_) return;
+  note_ = std::move(note);
+  const auto now = std::chrono::steady_clock::now();
+  if (!enabled_ || !terminal_ || finished_ || now - note_drawn_at_ < std::chrono::milliseconds(250))
+    return;
+  note_drawn_at_ = now;
+  Draw(done_.load(std::memory_order_relaxed), /*final_line=*/false);
+}
+
 void ProgressBar::Draw(int64_t done, bool final_line) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -107,6 +118,7 @@ void ProgressBar::Draw(int64_t done, bool final_line) {
   } else {
     line = fmt::format("{}: {} elapsed {}", label_, count, FormatDuration(elapsed));
   }
+  if (!note_.empty() && !final_line) line += " | " + note_;
   if (final_line && total_ > 0 && done < total_) line += " (stopped early)";
   if (terminal_) {
     // "\x1b[K" clears what a longer previous line left behind.

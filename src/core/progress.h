@@ -46,6 +46,10 @@ class ProgressBar {
   void Advance(int64_t n = 1);
   // Draws the final state and ends the line. Idempotent; later Advance() calls only count.
   void Finish();
+  // A short status shown after the count ("workers 2, in flight 2"; "" for none).
+  // Thread-safe. On a terminal the line is redrawn at once (at most 4 times a second);
+  // in line mode the note goes with the next line printed.
+  void SetNote(std::string note);
 
   int64_t done() const { return done_.load(std::memory_order_relaxed); }
   int64_t total() const { return total_; }
@@ -65,8 +69,10 @@ class ProgressBar {
 
   std::atomic<int64_t> done_{0};
   std::atomic<int64_t> next_draw_at_{0};
-  std::mutex mutex_;  // serializes drawing and guards finished_
+  std::mutex mutex_;  // serializes drawing and guards finished_, note_, note_drawn_at_
   bool finished_ = false;
+  std::string note_;
+  std::chrono::steady_clock::time_point note_drawn_at_{};
 };
 
 }  // namespace qtune

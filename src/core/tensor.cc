@@ -56,6 +56,20 @@ Tensor Tensor::Borrow(DataType dtype, std::vector<int64_t> sizes, void* data) {
   return t;
 }
 
+void Tensor::ViewOf(const Tensor& other) {
+  dtype_ = other.dtype_;
+  sizes_.assign(other.sizes_.begin(), other.sizes_.end());
+  num_elements_ = other.num_elements_;
+  owned_.reset();
+  data_ = other.data_;
+  valid_ = other.valid_;
+}
+
+void Tensor::RebindData(void* data) {
+  owned_.reset();
+  data_ = data;
+}
+
 Tensor Tensor::Clone() const {
   if (!valid_) return Tensor();
   auto copy = Allocate(dtype_, sizes_);

@@ -74,6 +74,14 @@ class Tensor {
     return {data<T>(), static_cast<size_t>(num_elements_)};
   }
 
+  // Makes this a borrowed tensor over `other`'s data, with its type and sizes (`other`'s
+  // storage must outlive the use). Reuses this tensor's size storage: no allocation unless
+  // the rank grows. For bindings re-pointed at every run (PlanExecutor::Rebind).
+  void ViewOf(const Tensor& other);
+  // Points this tensor at `data`, keeping type and sizes; drops any ownership.
+  // REQUIRES: `data` holds byte_size() bytes of this tensor's type.
+  void RebindData(void* data);
+
   // Deep copy into new owned storage.
   Tensor Clone() const;
   // Same data, new sizes. Fails if the element count differs.

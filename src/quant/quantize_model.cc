@@ -6,11 +6,13 @@
 #include <map>
 
 #include "passes/pipeline.h"
+#include "quant/auto_settings.h"
 #include "quant/calibrate.h"
 #include "quant/calibration_data.h"
 #include "quant/placement.h"
 #include "quant/recipe.h"
 #include "runtime/reference/registry.h"
+#include "runtime/session.h"
 
 namespace qtune::quant {
 namespace {
@@ -39,7 +41,8 @@ StatusOr<InputSizes> FirstBatchSizes(CalibrationSource& source, int64_t batch) {
   if (source.num_samples() <= 0) {
     return InvalidArgumentError(source.Describe() + " holds no samples");
   }
-  ASSIGN_OR_RETURN(auto tensors, source.Batch(0, std::min(batch, source.num_samples())));
+  ASSIGN_OR_RETURN(auto tensors,
+                   source.Batch(0, std::clamp<int64_t>(batch, 1, source.num_samples())));
   InputSizes sizes;
   for (const auto& [name, t] : tensors) sizes[name] = t.sizes();
   return sizes;
@@ -55,6 +58,7 @@ Status CalibrateSites(const ir::Graph& graph, QuantPlan& plan, CalibrationSource
   if (requests.empty()) return Status::Ok();
   CalibrateOptions calibrate;
   calibrate.batch_size = options.calib_batch;
+  calibrate.memory_budget_bytes = options.calib_memory_bytes;
   calibrate.max_samples = options.max_calib_samples;
   calibrate.threads = options.threads;
   calibrate.show_progress = options.show_progress;
@@ -94,6 +98,9 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
     settings.calibrator.percentile = *options.percentile;
   }
   recipe.calibrator = settings.calibrator;
+  ASSIGN_OR_RETURN(
+      std::optional<AutoSettings> auto_settings,
+      ResolveAutoSettings(recipe, options.auto_mode, options.auto_settings, settings.target));
 
   ASSIGN_OR_RETURN(auto source, OpenSource(*result.float_graph, options));
   result.calibration_source = source->Describe();
@@ -120,6 +127,14 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
                      FallBackSensitiveLayers(*result.float_graph, result.plan, *source, fallback));
   }
 
+  if (auto_settings.has_value()) {
+    ASSIGN_OR_RETURN(AutoOptions auto_options, MakeAutoOptions(*auto_settings));
+    auto_options.threads = options.threads;
+    auto_options.show_progress = options.show_progress;
+    ASSIGN_OR_RETURN(result.auto_report, RunAutoSearch(*result.float_graph, result.plan, recipe,
+                                                       sizes, *source, auto_options));
+  }
+
   if (options.export_model) {
     result.quantized = result.float_graph->Clone();
     if (settings.target == Target::kOrt) {
@@ -128,6 +143,13 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
     } else {
       ASSIGN_OR_RETURN(result.export_report,
                        ExportQdq(*result.quantized, result.plan, options.export_options));
+    }
+    if (result.auto_report && !result.auto_report->bf16_nodes.empty()) {
+      std::string names;
+      for (const std::string& n : result.auto_report->bf16_nodes) {
+        names += (names.empty() ? "" : ",") + n;
+      }
+      result.quantized->info().metadata_props.emplace_back(runtime::kBf16NodesMetadataKey, names);
     }
   }
   result.summary = BuildSummary(*result.float_graph, result.plan,

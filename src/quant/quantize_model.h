@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "quant/accuracy_fallback.h"
+#include "quant/auto_quantize.h"
 #include "quant/export_qdq.h"
 #include "quant/ort_layout.h"
 #include "quant/quant_types.h"
@@ -37,14 +38,19 @@ struct QuantizeModelOptions {
   // Rules applied after the recipe's own, in order (--exclude, --exclude-op,
   // --asymmetric-activations).
   std::vector<QuantizerRule> extra_rules;
-  int64_t max_calib_samples = 0;  // 0: all
-  int64_t calib_batch = 32;
+  int64_t max_calib_samples = 0;                  // 0: all
+  int64_t calib_batch = 0;                        // <= 0: from calib_memory_bytes
+  int64_t calib_memory_bytes = int64_t{1} << 30;  // calibration batch budget
   int threads = 1;
   bool show_progress = true;
   // Accuracy-driven fallback after the guards (accuracy_fallback.h), as the command line
   // gives it; the recipe's accuracy_fallback block must agree. Runs when either sets
   // min_sqnr_db.
   FallbackSettings fallback;
+  // Per-layer format search after the guards (auto_quantize.h): --auto and its flags; the
+  // recipe's auto: block must agree, and turns it on by itself (auto_settings.h).
+  bool auto_mode = false;
+  AutoSettings auto_settings;
   // false: stop after calibration and guards (the summary without a model; --report).
   bool export_model = true;
   ExportOptions export_options;
@@ -60,6 +66,7 @@ struct QuantizeModelResult {
   ExportReport export_report;
   QuantSummary summary;
   std::optional<FallbackReport> fallback;  // when the accuracy fallback ran
+  std::optional<AutoReport> auto_report;   // when the format search ran
   std::string calibration_source;          // CalibrationSource::Describe()
 };
 

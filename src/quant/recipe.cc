@@ -235,9 +235,89 @@ StatusOr<FallbackSettings> ParseFallback(recipe_yaml::Loader& loader, const Loca
   return fallback;
 }
 
+// A list of strings: a YAML sequence or one comma-separated string.
+StatusOr<std::vector<std::string>> GetStringList(const Located& at) {
+  std::vector<std::string> out;
+  if (at.node.IsScalar()) {
+    const std::string text = at.node.Scalar();
+    for (size_t begin = 0; begin <= text.size();) {
+      size_t end = std::min(text.find(',', begin), text.size());
+      std::string item = text.substr(begin, end - begin);
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty()) out.push_back(item);
+      begin = end + 1;
+    }
+  } else if (at.node.IsSequence()) {
+    for (size_t i = 0; i < at.node.size(); ++i) {
+      Located item{at.node[i], at.file, at.node[i].Mark(), fmt::format("{}[{}]", at.path, i)};
+      ASSIGN_OR_RETURN(std::string text, GetString(item));
+      out.push_back(text);
+    }
+  } else {
+    return ErrorAt(at, "must be a list of strings");
+  }
+  if (out.empty()) return ErrorAt(at, "must not be empty");
+  return out;
+}
+
+// `auto: {candidate_formats: [int8, bf16, fp32], score_size: 8, effective_bits: 12}`.
+StatusOr<AutoSettings> ParseAuto(recipe_yaml::Loader& loader, const Located& at) {
+  if (!at.node.IsMap()) {
+    return ErrorAt(at,
+                   "must be a mapping such as {candidate_formats: [int8, fp32], "
+                   "effective_bits: 12}");
+  }
+  ASSIGN_OR_RETURN(MergedMap map, loader.MergeMap(at, {}));
+  AutoSettings settings;
+  for (const auto& [key, value] : map) {
+    if (key == "candidate_formats") {
+      ASSIGN_OR_RETURN(settings.candidate_formats, GetStringList(value));
+      for (const std::string& f : *settings.candidate_formats) {
+        if (f != "int8" && f != "fp8" && f != "bf16" && f != "fp32") {
+          return ErrorAt(value, "'" + f + "' is not a format; use int8, fp8, bf16, fp32");
+        }
+      }
+    } else if (key == "score_size") {
+      ASSIGN_OR_RETURN(int samples, GetInt(value));
+      if (samples < 1) return ErrorAt(value, "score_size must be at least 1");
+      settings.score_size = samples;
+    } else if (key == "cost_excluded_layers") {
+      ASSIGN_OR_RETURN(settings.cost_excluded_layers, GetStringList(value));
+    } else if (key == "effective_bits") {
+      ASSIGN_OR_RETURN(settings.effective_bits, GetNumber(value));
+      if (*settings.effective_bits < 8 || *settings.effective_bits > 32) {
+        return ErrorAt(value, "effective_bits must be in [8, 32]");
+      }
+    } else if (key == "min_sqnr_db") {
+      ASSIGN_OR_RETURN(settings.min_sqnr_db, GetNumber(value));
+    } else if (key == "latency_budget_ms") {
+      ASSIGN_OR_RETURN(settings.latency_budget_ms, GetNumber(value));
+      if (*settings.latency_budget_ms <= 0) {
+        return ErrorAt(value, "latency_budget_ms must be positive");
+      }
+    } else if (key == "cost_model") {
+      ASSIGN_OR_RETURN(settings.cost_model, GetString(value));
+      if (*settings.cost_model != "weight" && *settings.cost_model != "latency") {
+        return ErrorAt(value, "'" + *settings.cost_model + "' is not valid; use weight or latency");
+      }
+    } else {
+      return UnknownKey(value, key,
+                        "candidate_formats, score_size, cost_excluded_layers, effective_bits, "
+                        "min_sqnr_db, latency_budget_ms, cost_model");
+    }
+  }
+  if (settings.effective_bits.has_value() + settings.min_sqnr_db.has_value() +
+          settings.latency_budget_ms.has_value() >
+      1) {
+    return ErrorAt(at, "give one objective: effective_bits, min_sqnr_db or latency_budget_ms");
+  }
+  return settings;
+}
+
 const char kTopKeys[] =
     "imports, $import, description, target, calibrator, residual_add_quantizers, "
-    "accuracy_fallback, quantizers";
+    "accuracy_fallback, auto, quantizers";
 
 StatusOr<Recipe> BuildRecipe(recipe_yaml::Loader& loader, const Located& root,
                              const std::string& name) {
@@ -259,6 +339,8 @@ StatusOr<Recipe> BuildRecipe(recipe_yaml::Loader& loader, const Located& root,
       ASSIGN_OR_RETURN(recipe.residual_add_quantizers, GetBool(value));
     } else if (key == "accuracy_fallback") {
       ASSIGN_OR_RETURN(recipe.accuracy_fallback, ParseFallback(loader, value));
+    } else if (key == "auto") {
+      ASSIGN_OR_RETURN(recipe.auto_search, ParseAuto(loader, value));
     } else if (key == "quantizers") {
       ASSIGN_OR_RETURN(std::vector<Located> items, loader.SpliceList(value));
       for (const Located& item : items) {

@@ -10,6 +10,7 @@
 //     min_sqnr_db: 45             # required in the block
 //     samples: 8
 //     max_float_fraction: 0.75
+//   auto: {...}                   # optional; quantize --auto settings (AutoSettings)
 //   quantizers:                   # ordered; every matching entry applies, later ones win
 //     - $import: alias            # lone $import in the list: splices the alias's list
 //     - name: "*weight_quantizer" # glob on the quantizer name (default "*")
@@ -75,6 +76,27 @@ struct FallbackSettings {
   std::optional<double> max_float_fraction;
 };
 
+// The `auto:` block: settings of `qtune quantize --auto` (auto_quantize.h), as the recipe
+// or the command line gives them. Unset = not given. Authoritative like the rest of the
+// recipe: a flag with another value is an error (ResolveAutoSettings, auto_settings.h).
+//   auto:
+//     candidate_formats: [int8, fp8, bf16, fp32]   # or "int8,bf16,fp32"
+//     score_size: 8                 # calibration samples scored
+//     cost_excluded_layers: ["head*"]  # node-name globs left out of the budget
+//     effective_bits: 12            # one objective: effective_bits, min_sqnr_db or
+//     min_sqnr_db: 40               #   latency_budget_ms
+//     latency_budget_ms: 30
+//     cost_model: weight            # weight | latency: what min_sqnr_db minimizes
+struct AutoSettings {
+  std::optional<std::vector<std::string>> candidate_formats;  // int8, fp8, bf16, fp32
+  std::optional<int64_t> score_size;
+  std::optional<std::vector<std::string>> cost_excluded_layers;
+  std::optional<double> effective_bits;
+  std::optional<double> min_sqnr_db;
+  std::optional<double> latency_budget_ms;
+  std::optional<std::string> cost_model;  // "weight" or "latency"
+};
+
 struct Recipe {
   std::string name;              // preset name or file path it was loaded from
   std::optional<Target> target;  // set only when the recipe names one
@@ -82,7 +104,8 @@ struct Recipe {
   std::optional<CalibratorConfig> calibrator;
   bool residual_add_quantizers = false;
   FallbackSettings accuracy_fallback;
-  std::vector<QuantizerRule> quantizers;  // in application order
+  std::optional<AutoSettings> auto_search;  // set when the recipe has an `auto:` block
+  std::vector<QuantizerRule> quantizers;    // in application order
 };
 
 // Names of the built-in presets, embedded in the library (recipes/*.yaml).

@@ -110,7 +110,13 @@ class PlanBuilder {
     }
     if (all_constant) return Status::Ok();  // folded at compile time
 
-    KernelRequest request{node, graph_.onnx_opset(), options_.threads, {}, {}, {}, options_.bf16};
+    KernelRequest request{node,
+                          graph_.onnx_opset(),
+                          options_.threads,
+                          {},
+                          {},
+                          {},
+                          options_.bf16 || IsBf16Node(options_.bf16_nodes, node.name())};
     for (const ir::Value* in : node.inputs()) {
       request.inputs.push_back(in ? &infos_.at(in) : nullptr);
       Layout current = Layout::kPlain;
@@ -292,6 +298,21 @@ class PlanBuilder {
 };
 
 }  // namespace
+
+bool IsBf16Node(const std::set<std::string>& bf16_nodes, const std::string& node_name) {
+  if (bf16_nodes.empty()) return false;
+  if (bf16_nodes.count(node_name)) return true;
+  for (size_t pos = node_name.find('_'); pos != std::string::npos;
+       pos = node_name.find('_', pos + 1)) {
+    if (!bf16_nodes.count(node_name.substr(0, pos))) continue;
+    const std::string tag = node_name.substr(pos + 1);
+    if (tag.rfind("fused", 0) == 0 || tag.rfind("bias", 0) == 0 ||
+        (!tag.empty() && tag[0] >= 'A' && tag[0] <= 'Z')) {
+      return true;
+    }
+  }
+  return false;
+}
 
 StatusOr<std::unique_ptr<Plan>> Compile(
     const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& input_sizes,

@@ -1,11 +1,10 @@
 #include "runtime/session.h"
 
-#include <chrono>
+#include <algorithm>
 
 #include "core/shape.h"
 #include "passes/pipeline.h"
 #include "runtime/kernels/onednn_context.h"
-#include "runtime/plan/memory_planner.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
@@ -20,7 +19,16 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const ir::Graph& graph,
     ASSIGN_OR_RETURN(auto report, passes::RunPipeline(*copy, pass_options));
     (void)report;
   }
-  return std::unique_ptr<Session>(new Session(std::move(copy), options));
+  SessionOptions effective = options;
+  for (const auto& [key, value] : copy->info().metadata_props) {
+    if (key != kBf16NodesMetadataKey) continue;
+    for (size_t begin = 0; begin <= value.size();) {
+      size_t end = std::min(value.find(',', begin), value.size());
+      if (end > begin) effective.bf16_nodes.insert(value.substr(begin, end - begin));
+      begin = end + 1;
+    }
+  }
+  return std::unique_ptr<Session>(new Session(std::move(copy), std::move(effective)));
 }
 
 namespace {
@@ -39,131 +47,122 @@ bool AnyNonFinite(const Tensor& t) {
 
 }  // namespace
 
-StatusOr<Plan*> Session::PlanFor(const std::map<std::string, std::vector<int64_t>>& sizes,
-                                 bool reference) {
+StatusOr<PlanExecutor*> Session::PlanFor(const std::map<std::string, std::vector<int64_t>>& sizes,
+                                         bool reference) {
   auto it = plans_.find({sizes, reference});
   if (it != plans_.end()) return it->second.get();
   CompileOptions compile_options{options_.threads, options_.use_onednn && !reference,
-                                 options_.optimize, options_.bf16};
+                                 options_.optimize, options_.bf16, options_.bf16_nodes};
   ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(*graph_, sizes, compile_options));
-  Plan* raw = plan.get();
-  ASSIGN_OR_RETURN(arenas_[raw], AllocateArena(plan->arena_bytes, "these input sizes"));
-  plans_[{sizes, reference}] = std::move(plan);
+  ASSIGN_OR_RETURN(std::unique_ptr<PlanExecutor> executor, PlanExecutor::Create(std::move(plan)));
+  PlanExecutor* raw = executor.get();
+  plans_[{sizes, reference}] = std::move(executor);
   return raw;
 }
 
 StatusOr<const Plan*> Session::Prepare(const std::map<std::string, std::vector<int64_t>>& sizes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ASSIGN_OR_RETURN(Plan * plan, PlanFor(sizes));
-  return plan;
+  ASSIGN_OR_RETURN(PlanExecutor * executor, PlanFor(sizes));
+  return &executor->plan();
 }
 
-StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::map<std::string, std::vector<int64_t>> sizes;
-  std::map<std::string, const Tensor*> by_name;
+std::string Session::InputList() const {
+  std::string list;
+  for (const ir::Value* input : graph_->inputs()) list += " '" + input->name() + "'";
+  return list;
+}
+
+Status Session::MatchInputs(const NamedTensors& inputs) {
+  const auto& graph_inputs = graph_->inputs();
+  given_.assign(graph_inputs.size(), nullptr);
   for (const auto& [name, tensor] : inputs) {
-    if (!by_name.emplace(name, &tensor).second) {
-      return InvalidArgumentError("input '" + name + "' is given twice");
-    }
-  }
-  std::string expected;
-  for (const ir::Value* input : graph_->inputs()) expected += " '" + input->name() + "'";
-  for (const auto& [name, tensor] : by_name) {
-    const ir::Value* v = graph_->FindValue(name);
-    if (v == nullptr || !v->is_graph_input()) {
+    size_t i = 0;
+    while (i < graph_inputs.size() && graph_inputs[i]->name() != name) ++i;
+    if (i == graph_inputs.size()) {
       return InvalidArgumentError("the model has no input named '" + name + "'; its inputs are" +
-                                  expected);
+                                  InputList());
     }
+    if (given_[i] != nullptr) return InvalidArgumentError("input '" + name + "' is given twice");
+    given_[i] = &tensor;
   }
-  for (const ir::Value* input : graph_->inputs()) {
-    auto it = by_name.find(input->name());
-    if (it == by_name.end()) {
+  for (size_t i = 0; i < graph_inputs.size(); ++i) {
+    const ir::Value* input = graph_inputs[i];
+    if (given_[i] == nullptr) {
       return InvalidArgumentError("missing input '" + input->name() + "'; the model's inputs are" +
-                                  expected);
+                                  InputList());
     }
-    const Tensor& t = *it->second;
+    const Tensor& t = *given_[i];
     if (t.dtype() != input->dtype()) {
       return InvalidArgumentError("input '" + input->name() + "' is " +
                                   std::string(DataTypeName(t.dtype())) + " but the model expects " +
                                   std::string(DataTypeName(input->dtype())));
     }
     const auto& shape = input->type().shape;
-    if (shape) {
-      if (shape->rank() != t.rank()) {
-        return InvalidArgumentError("input '" + input->name() + "' has rank " +
-                                    std::to_string(t.rank()) + " but the model expects " +
+    if (!shape) continue;
+    if (shape->rank() != t.rank()) {
+      return InvalidArgumentError("input '" + input->name() + "' has rank " +
+                                  std::to_string(t.rank()) + " but the model expects " +
+                                  shape->ToString());
+    }
+    for (size_t d = 0; d < t.rank(); ++d) {
+      if (shape->dim(d).is_known() && shape->dim(d).value != t.size(d)) {
+        return InvalidArgumentError("input '" + input->name() + "' has sizes [" +
+                                    SizesToString(t.sizes()) + "] but the model expects " +
                                     shape->ToString());
       }
-      for (size_t d = 0; d < t.rank(); ++d) {
-        if (shape->dim(d).is_known() && shape->dim(d).value != t.size(d)) {
-          return InvalidArgumentError("input '" + input->name() + "' has sizes [" +
-                                      SizesToString(t.sizes()) + "] but the model expects " +
-                                      shape->ToString());
-        }
-      }
     }
-    sizes[input->name()] = t.sizes();
   }
+  return Status::Ok();
+}
+
+StatusOr<PlanExecutor*> Session::ExecutorForGivenInputs(bool reference) {
+  // Fast path: the sizes of the last run (no map built, nothing allocated).
+  if (last_ != nullptr && last_reference_ == reference) {
+    const Plan& plan = last_->plan();
+    bool same = true;
+    for (size_t i = 0; same && i < given_.size(); ++i) {
+      same = given_[i]->sizes() == plan.values[plan.input_ids[i]].sizes;
+    }
+    if (same) return last_;
+  }
+  std::map<std::string, std::vector<int64_t>> sizes;
+  for (size_t i = 0; i < given_.size(); ++i)
+    sizes[graph_->inputs()[i]->name()] = given_[i]->sizes();
+  ASSIGN_OR_RETURN(last_, PlanFor(sizes, reference));
+  last_reference_ = reference;
+  return last_;
+}
+
+StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RETURN_IF_ERROR(MatchInputs(inputs));
   bool non_finite = false;
   if (options_.use_onednn) {
-    for (const auto& [name, tensor] : by_name) non_finite |= AnyNonFinite(*tensor);
+    for (const Tensor* tensor : given_) non_finite |= AnyNonFinite(*tensor);
   }
-  ASSIGN_OR_RETURN(Plan * plan, PlanFor(sizes, non_finite));
+  ASSIGN_OR_RETURN(PlanExecutor * executor, ExecutorForGivenInputs(non_finite));
+  const Plan& plan = executor->plan();
 
-  std::vector<Tensor> slots(plan->values.size());
-  std::byte* arena = arenas_.at(plan).get();
-  for (size_t i = 0; i < plan->input_ids.size(); ++i) {
-    slots[plan->input_ids[i]] = *by_name.at(graph_->inputs()[i]->name());
-  }
-  for (size_t id = 0; id < plan->values.size(); ++id) {
-    PlanValue& v = plan->values[id];
-    switch (v.kind) {
-      case PlanValue::Kind::kConstant:
-        slots[id] = v.constant;
-        break;
-      case PlanValue::Kind::kIntermediate:
-        slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), arena + v.arena_offset);
-        break;
-      case PlanValue::Kind::kOutput: {
-        ASSIGN_OR_RETURN(slots[id], Tensor::Allocate(v.dtype, v.physical_sizes()));
-        break;
-      }
-      case PlanValue::Kind::kInput:
-      case PlanValue::Kind::kAlias:
-        break;
-    }
-  }
-  for (size_t id = 0; id < plan->values.size(); ++id) {
-    const PlanValue& v = plan->values[id];
-    if (v.kind != PlanValue::Kind::kAlias) continue;
-    slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), slots[v.alias_of].raw_data());
-  }
-  if (options_.use_onednn && !non_finite) onednn::SetThreads(plan->threads);
-  std::vector<Tensor> step_inputs, step_outputs;
-  for (PlanStep& step : plan->steps) {
-    step_inputs.clear();
-    step_outputs.clear();
-    for (int id : step.inputs) step_inputs.push_back(id < 0 ? Tensor() : slots[id]);
-    for (int id : step.outputs) step_outputs.push_back(id < 0 ? Tensor() : slots[id]);
-    auto start = options_.profile ? std::chrono::steady_clock::now()
-                                  : std::chrono::steady_clock::time_point();
-    Status s = step.kernel->Run(step_inputs, step_outputs);
-    if (options_.profile) {
-      step.profile_ms +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      step.profile_runs += 1;
-    }
-    if (!s.ok()) return s.WithContext(step.op_type + " '" + step.node_name + "'");
-  }
-  NamedTensors outputs;
-  for (size_t i = 0; i < plan->output_ids.size(); ++i) {
-    const PlanValue& v = plan->values[plan->output_ids[i]];
-    Tensor t = slots[plan->output_ids[i]];
-    if (v.kind != PlanValue::Kind::kOutput) t = t.Clone();
+  NamedTensors outputs;  // the only allocations of a warm run: what the caller gets
+  outputs.reserve(plan.output_ids.size());
+  for (size_t i = 0; i < plan.output_ids.size(); ++i) {
+    const PlanValue& v = plan.values[plan.output_ids[i]];
+    ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(v.dtype, v.physical_sizes()));
     outputs.emplace_back(graph_->outputs()[i]->name(), std::move(t));
   }
+  input_views_.resize(given_.size());
+  for (size_t i = 0; i < given_.size(); ++i) input_views_[i].ViewOf(*given_[i]);
+  output_views_.resize(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) output_views_[i].ViewOf(outputs[i].second);
+  auto binding = bindings_.find(executor);
+  if (binding == bindings_.end()) {
+    ASSIGN_OR_RETURN(PlanBinding b, executor->Bind(input_views_, output_views_));
+    binding = bindings_.emplace(executor, std::move(b)).first;
+  } else {
+    RETURN_IF_ERROR(executor->Rebind(binding->second, input_views_, output_views_));
+  }
+  if (options_.use_onednn && !non_finite) onednn::SetThreads(plan.threads);
+  RETURN_IF_ERROR(executor->Run(binding->second, "", options_.profile));
   return outputs;
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "runtime/compile.h"
+#include "runtime/plan/plan_executor.h"
 
 namespace qtune::runtime {
 
@@ -31,7 +33,15 @@ struct SessionOptions {
   bool optimize = true;    // run the pass pipeline and the runtime fusions
   bool profile = false;    // time every step (Plan::ProfileToString)
   bool bf16 = false;       // fp32 Conv/MatMul/Gemm compute in bfloat16 (CompileOptions::bf16)
+  // These nodes compute in bfloat16 (CompileOptions::bf16_nodes). Session::Create adds
+  // the names a model lists in its metadata_props entry kBf16NodesMetadataKey.
+  std::set<std::string> bf16_nodes;
 };
+
+// ONNX metadata_props key of the per-layer bf16 format (`qtune quantize --auto`): the
+// value is a comma-separated list of node names that qtune's engine computes in bfloat16.
+// Other runtimes ignore it and run those layers in fp32.
+inline constexpr char kBf16NodesMetadataKey[] = "qtune.bf16_nodes";
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
@@ -56,15 +66,27 @@ class Session {
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
       : graph_(std::move(graph)), options_(options) {}
   // `reference`: the plan of reference kernels (see NaN and infinity above).
-  StatusOr<Plan*> PlanFor(const std::map<std::string, std::vector<int64_t>>& input_sizes,
-                          bool reference = false);
+  StatusOr<PlanExecutor*> PlanFor(const std::map<std::string, std::vector<int64_t>>& input_sizes,
+                                  bool reference = false);
+  // Fills given_ (the caller's tensors in graph input order) and checks names, types and
+  // the sizes the model declares.
+  Status MatchInputs(const NamedTensors& inputs);
+  // The plan for given_'s sizes: the last one when they did not change.
+  StatusOr<PlanExecutor*> ExecutorForGivenInputs(bool reference);
+  std::string InputList() const;  // " 'a' 'b'", for errors
 
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;
   std::mutex mutex_;
-  std::map<std::pair<std::map<std::string, std::vector<int64_t>>, bool>, std::unique_ptr<Plan>>
+  std::map<std::pair<std::map<std::string, std::vector<int64_t>>, bool>,
+           std::unique_ptr<PlanExecutor>>
       plans_;  // by input sizes and `reference`
-  std::map<const Plan*, std::shared_ptr<std::byte[]>> arenas_;
+  std::map<const PlanExecutor*, PlanBinding> bindings_;
+  // Per-run scratch, kept so a warm run allocates nothing for it.
+  std::vector<const Tensor*> given_;
+  std::vector<Tensor> input_views_, output_views_;
+  PlanExecutor* last_ = nullptr;  // the plan of the last run, and whether it was `reference`
+  bool last_reference_ = false;
 };
 
 }  // namespace qtune::runtime

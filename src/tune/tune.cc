@@ -11,6 +11,7 @@
 #include <set>
 
 #include "autotune/benchmark_inprocess.h"
+#include "autotune/benchmark_redis.h"
 #include "core/file_io.h"
 #include "core/logging.h"
 #include "ir/onnx_io.h"
@@ -84,6 +85,24 @@ std::string CpuBf16Note() {
   return fmt::format("this CPU: avx512_bf16 {}, amx_bf16 {}", has("avx512_bf16"), has("amx_bf16"));
 }
 
+// The bf16 note of rows measured by workers: the bf16 ISA in their machine fingerprint
+// (autotune::MachineInfo::Fingerprint: "CPU | ISA flags | threads N | qtune V").
+std::string WorkersBf16Note(const std::string& machine) {
+  std::set<std::string> words;
+  std::string word;
+  for (char c : machine + " ") {
+    if (c == ' ' || c == '|') {
+      if (!word.empty()) words.insert(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  auto has = [&](const char* f) { return words.count(f) ? "yes" : "no"; };
+  return fmt::format("workers' CPU: avx512_bf16 {}, amx_bf16 {}", has("avx512_bf16"),
+                     has("amx_bf16"));
+}
+
 Status ValidateOptions(const TuneOptions& options) {
   if (options.candidates.empty()) return InvalidArgumentError("--candidates: none given");
   std::set<std::string> seen;
@@ -110,7 +129,51 @@ Status ValidateOptions(const TuneOptions& options) {
   if (options.worker_executable.empty()) {
     return InvalidArgumentError("tune: no worker executable (the qtune binary) to measure in");
   }
+  if (options.benchmark != "inprocess" && options.benchmark != "redis") {
+    return InvalidArgumentError("--benchmark must be inprocess or redis, not '" +
+                                options.benchmark + "'");
+  }
+  if (options.benchmark == "redis" && options.redis_url.empty()) {
+    return InvalidArgumentError("--benchmark redis needs --redis redis://HOST:PORT/DB");
+  }
+  if (options.benchmark != "redis" && !options.redis_url.empty()) {
+    return InvalidArgumentError("--redis needs --benchmark redis");
+  }
   return Status::Ok();
+}
+
+autotune::RedisBenchmarkOptions RedisOptions(const TuneOptions& options, int threads,
+                                             const InputSizes& sizes) {
+  autotune::RedisBenchmarkOptions b;
+  b.url = options.redis_url;
+  b.queue = options.queue;
+  b.warmup = options.warmup;
+  b.iters = options.iters;
+  b.input_sizes = sizes;
+  b.timeout_s = options.timeout_s;
+  b.worker_wait_s = options.worker_wait_s;
+  b.threads = threads;  // rows of N threads are measured by workers of N threads
+  return b;
+}
+
+// The measuring back end of the rows with `threads` threads.
+StatusOr<std::unique_ptr<autotune::Benchmark>> MakeRowBenchmark(const TuneOptions& options,
+                                                                int threads,
+                                                                const InputSizes& sizes) {
+  if (options.benchmark == "redis") {
+    ASSIGN_OR_RETURN(auto bench,
+                     autotune::RedisBenchmark::Create(RedisOptions(options, threads, sizes)));
+    return std::unique_ptr<autotune::Benchmark>(std::move(bench));
+  }
+  autotune::InProcessBenchmarkOptions b;
+  b.worker_executable = options.worker_executable;
+  b.threads = threads;
+  b.warmup = options.warmup;
+  b.iters = options.iters;
+  b.input_sizes = sizes;
+  b.timeout_s = options.timeout_s;
+  ASSIGN_OR_RETURN(auto bench, autotune::InProcessBenchmark::Create(b));
+  return std::unique_ptr<autotune::Benchmark>(std::move(bench));
 }
 
 // The plan of one quantized candidate; the note says what it did (e.g. the fallback).
@@ -197,19 +260,12 @@ bool CheckAccuracy(const StatusOr<quant::OutputSqnr>& sqnr, std::vector<TuneRow>
 void MeasureRows(std::vector<TuneRow>& rows, size_t first, const std::string& candidate_path,
                  bool bf16, const std::string& fp32_path, const TuneOptions& options,
                  const InputSizes& sizes,
-                 std::map<int, std::unique_ptr<autotune::InProcessBenchmark>>& benchmarks) {
+                 std::map<int, std::unique_ptr<autotune::Benchmark>>& benchmarks) {
   for (size_t i = first; i < rows.size(); ++i) {
     TuneRow& row = rows[i];
     auto& bench = benchmarks[row.threads];
     if (bench == nullptr) {
-      autotune::InProcessBenchmarkOptions b;
-      b.worker_executable = options.worker_executable;
-      b.threads = row.threads;
-      b.warmup = options.warmup;
-      b.iters = options.iters;
-      b.input_sizes = sizes;
-      b.timeout_s = options.timeout_s;
-      auto created = autotune::InProcessBenchmark::Create(b);
+      auto created = MakeRowBenchmark(options, row.threads, sizes);
       if (!created.ok()) {
         row.status = TuneRow::Status::kFailed;
         row.why = "measuring: " + created.status().message();
@@ -251,6 +307,15 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
   result.min_sqnr_db = options.min_sqnr_db;
   result.weights = FingerprintWeights(model);
   result.cpu_note = CpuBf16Note();
+  if (options.benchmark == "redis") {
+    // Redis and a worker for every thread count must be there before anything is built:
+    // a missing one is an error within seconds.
+    for (int t : options.threads) {
+      ASSIGN_OR_RETURN(auto bench, autotune::RedisBenchmark::Create(RedisOptions(options, t, {})));
+      if (t == options.threads.front())
+        result.cpu_note = WorkersBf16Note(bench->required_machine());
+    }
+  }
 
   ASSIGN_OR_RETURN(auto float_graph, BuildTunedGraph(model, nullptr));
   if (options.calib_specs.empty()) {
@@ -267,7 +332,7 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
   const std::string fp32_path = work.File("fp32.onnx");
   RETURN_IF_ERROR(ir::SaveModel(*float_graph, fp32_path));
 
-  std::map<int, std::unique_ptr<autotune::InProcessBenchmark>> benchmarks;
+  std::map<int, std::unique_ptr<autotune::Benchmark>> benchmarks;
   for (const std::string& candidate : options.candidates) {
     const size_t first = result.rows.size();
     for (int t : options.threads) {

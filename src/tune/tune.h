@@ -5,7 +5,8 @@
 //   -> each row built (QDQ export of its plan on the cleaned float graph)
 //   -> checked against fp32 on the first check_samples calibration samples (output SQNR >=
 //      min_sqnr_db, no NaN/inf); failing rows are reported and not measured
-//   -> measured (autotune::InProcessBenchmark, interleaved with fp32 at the same threads)
+//   -> measured interleaved with fp32 at the same threads, through autotune::Benchmark:
+//      in process (this machine) or by `qtune worker`s over Redis (--benchmark redis)
 //   -> the strategy picks one row; fp32 when nothing else passes.
 //
 // Deploying in three lines:
@@ -58,6 +59,14 @@ struct TuneOptions {
   int rounds = 3;                 // candidate/fp32 alternations
   double timeout_s = 120;         // per measurement
   bool show_progress = false;
+  // Where rows are measured: "inprocess" (this machine) or "redis": `qtune worker`s
+  // reached at redis_url on `queue` (docs/workers.md), each row by workers that measure
+  // with the row's thread count (qtune worker --threads N); Tune() fails within
+  // worker_wait_s when Redis or such a worker is missing.
+  std::string benchmark = "inprocess";
+  std::string redis_url;  // may hold a password: never logged nor saved
+  std::string queue = "default";
+  double worker_wait_s = 10;
 };
 
 // One candidate at one thread count.
@@ -85,7 +94,7 @@ struct TuneResult {
   InputSizes input_sizes;                         // the measured sizes; warm-up sizes on load
   std::map<std::string, quant::QuantPlan> plans;  // by candidate (quantized ones that built)
   WeightFingerprint weights;                      // of the model as given to Tune
-  std::string cpu_note;                           // bf16 ISA of this CPU
+  std::string cpu_note;  // bf16 ISA of this CPU, or the workers' machine (redis)
 
   const TuneRow& chosen_row() const { return rows[chosen]; }
 };
@@ -138,5 +147,9 @@ StatusOr<std::unique_ptr<ir::Graph>> BuildTunedGraph(const ir::Graph& model,
 // The table as text (one row per line, chosen row marked "*") and as JSON.
 std::string FormatTuneTable(const TuneResult& result);
 nlohmann::json TuneTableToJson(const TuneResult& result);
+// What `qtune tune --json` prints (and the Python module returns): the model and checkpoint
+// paths, the chosen candidate and threads, the strategy, the input sizes and the table.
+nlohmann::json TuneResultToJson(const TuneResult& result, const std::string& model_path,
+                                const std::string& checkpoint_path);
 
 }  // namespace qtune::tune

@@ -71,4 +71,15 @@ nlohmann::json TuneTableToJson(const TuneResult& result) {
   return rows;
 }
 
+nlohmann::json TuneResultToJson(const TuneResult& result, const std::string& model_path,
+                                const std::string& checkpoint_path) {
+  nlohmann::json sizes = nlohmann::json::object();
+  for (const auto& [name, dims] : result.input_sizes) sizes[name] = dims;
+  const TuneRow& chosen = result.chosen_row();
+  return {{"model", model_path},           {"checkpoint", checkpoint_path},
+          {"candidate", chosen.candidate}, {"threads", chosen.threads},
+          {"strategy", result.strategy},   {"strategy_note", result.strategy_note},
+          {"input_sizes", sizes},          {"table", TuneTableToJson(result)}};
+}
+
 }  // namespace qtune::tune

@@ -79,6 +79,22 @@ TEST(RedisJobTest, RoundTrips) {
   EXPECT_EQ(parsed->seed, 99u);
   EXPECT_EQ(parsed->shapes, job.shapes);
   EXPECT_EQ(parsed->machine, job.machine);
+  EXPECT_FALSE(parsed->candidate_bf16);
+}
+
+TEST(RedisJobTest, Bf16FlagRoundTripsAndIsOptional) {
+  auto keys = *RedisKeys::ForQueue("q");
+  Job job = SampleJob(keys);
+  job.candidate_bf16 = true;
+  auto parsed = ParseJob(EncodeJob(job), keys);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_TRUE(parsed->candidate_bf16);
+  // A job without the field (a tuner that never asks for bf16) measures in fp32.
+  StreamFields without = EncodeJob(job);
+  std::erase_if(without, [](const auto& f) { return f.first == "candidate_bf16"; });
+  parsed = ParseJob(without, keys);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_FALSE(parsed->candidate_bf16);
 }
 
 // Each case replaces one field of a good job with garbage.
@@ -94,7 +110,8 @@ TEST(RedisJobTest, GarbageFieldsAreRejectedNamingTheField) {
                                                                   {"timeout_s", "-1"},
                                                                   {"shapes", "[1,2]"},
                                                                   {"shapes", "{\"x\": [-1]}"},
-                                                                  {"seed", "-5"}};
+                                                                  {"seed", "-5"},
+                                                                  {"candidate_bf16", "yes"}};
   for (const auto& [field, value] : cases) {
     StreamFields fields = EncodeJob(SampleJob(keys));
     for (auto& [f, v] : fields) {

@@ -1,16 +1,21 @@
 // `qtune autotune --benchmark redis` end to end: the real binary, a real redis-server
 // started by the test, real `qtune worker` processes. With a deterministic benchmark (a
 // latency that is a function of the model file) two workers give exactly the result of a
-// single-process run; an unreachable Redis or a queue without workers is a clear error
-// within seconds.
+// single-process run, one job at a time or two (--parallel 2), also when the tuner is
+// killed mid-run and restarted; an unreachable Redis or a queue without workers is a clear
+// error within seconds.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "autotune/subprocess.h"
 #include "cli/cli_runner.h"
 #include "core/file_io.h"
 #include "core/sha256.h"
@@ -29,6 +34,12 @@ const std::string kModel = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resne
 const std::string kCalib = std::string(QTUNE_MODELS_DIR) + "/fmnist/calib_512.npy";
 const char kLatencyOfFile[] =
     "n=$(cksum < \"$1\" | cut -d' ' -f1)\necho \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
+// The same latencies; each call also takes 50 ms and appends "START END" (ns) to
+// intervals.txt beside the script, so a test can count the calls that ran at once.
+const char kTimedLatencyOfFile[] =
+    "s=$(date +%s%N)\nsleep 0.05\nn=$(cksum < \"$1\" | cut -d' ' -f1)\n"
+    "echo \"$s $(date +%s%N)\" >> \"$(dirname \"$0\")/intervals.txt\"\n"
+    "echo \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
 
 class WorkersAutotuneTest : public ::testing::Test {
  protected:
@@ -42,6 +53,7 @@ class WorkersAutotuneTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     std::ofstream(dir_ / "bench.sh") << kLatencyOfFile;
+    std::ofstream(dir_ / "timed.sh") << kTimedLatencyOfFile;
   }
   void TearDown() override {
     workers_.clear();
@@ -53,7 +65,35 @@ class WorkersAutotuneTest : public ::testing::Test {
            kCalib + " --calib-samples 64 --mode quick --work-dir " + (dir_ / name).string() + " " +
            extra;
   }
-  std::string BenchCommand() const { return "'sh " + (dir_ / "bench.sh").string() + " {model}'"; }
+  std::string BenchCommand(const std::string& script = "bench.sh") const {
+    return "'sh " + (dir_ / script).string() + " {model}'";
+  }
+  // Starts workers w1..wN on queue `queue`, measuring with `script`.
+  void StartWorkers(int n, const std::string& queue, const std::string& script) {
+    for (int i = 1; i <= n; ++i) {
+      const std::string name = "w" + std::to_string(i);
+      auto w =
+          WorkerProcess::Start("--redis '" + redis_->Url() + "' --queue " + queue + " --name " +
+                                   name + " --benchmark-command " + BenchCommand(script) +
+                                   " --cache-dir " + (dir_ / name).string(),
+                               (dir_ / (name + ".log")).string());
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+      workers_.push_back(std::move(*w));
+    }
+  }
+  // The most benchmark calls of timed.sh that ran at the same time.
+  int MostAtOnce() const {
+    std::ifstream in(dir_ / "intervals.txt");
+    std::vector<std::pair<int64_t, int>> events;  // (time, +1 start / -1 end)
+    for (int64_t start = 0, end = 0; in >> start >> end;) {
+      events.emplace_back(start, 1);
+      events.emplace_back(end, -1);
+    }
+    std::sort(events.begin(), events.end());  // an end before a start at the same time
+    int now = 0, most = 0;
+    for (const auto& [t, delta] : events) most = std::max(most, now += delta);
+    return most;
+  }
   nlohmann::json Report(const std::string& name) const {
     auto text = ReadFile((dir_ / name / "report.json").string());
     EXPECT_TRUE(text.ok()) << text.status().ToString();
@@ -118,6 +158,83 @@ TEST_F(WorkersAutotuneTest, TwoWorkersGiveTheSingleProcessResult) {
       RunQtuneCli(Args("remote", "--benchmark redis --redis '" + redis_->Url() + "' --queue e2e"));
   ASSERT_EQ(again.exit_code, 0) << again.out;
   EXPECT_EQ(Report("remote")["counts"]["measured"].get<int>(), 0);
+}
+
+TEST_F(WorkersAutotuneTest, ParallelTwoKeepsTwoWorkersBusyAndGivesTheSingleProcessResult) {
+  auto server = RedisServer::Start(dir_.string());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  redis_ = std::move(*server);
+  StartWorkers(2, "par", "timed.sh");
+  auto single =
+      RunQtuneCli(Args("single", "--benchmark command --benchmark-command " + BenchCommand()));
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  auto remote = RunQtuneCli(
+      Args("remote", "--benchmark redis --redis " + redis_->Url() + " --queue par --parallel 2"));
+  ASSERT_EQ(remote.exit_code, 0) << remote.out;
+  const nlohmann::json a = Report("single"), b = Report("remote");
+  // Every scheme of every pattern: same order, statuses, ratios, adoptions.
+  EXPECT_EQ(a["patterns"], b["patterns"]);
+  EXPECT_EQ(Sha("single.onnx"), Sha("remote.onnx"));
+  EXPECT_EQ(b["counts"]["failed"].get<int>(), 0);
+  // Only the proposals dropped after an adoption were measured on top (there are some:
+  // the rewind after an adoption is exercised).
+  EXPECT_GT(b["counts"]["speculative_discarded"].get<int>(), 0);
+  EXPECT_EQ(b["counts"]["measured"].get<int>(),
+            a["counts"]["measured"].get<int>() + b["counts"]["speculative_discarded"].get<int>());
+  // Two measurements did run at the same time, never more.
+  EXPECT_EQ(MostAtOnce(), 2);
+  for (const auto& w : workers_) EXPECT_NE(w->Log().find(": candidate "), std::string::npos);
+  // A warm restart with another --parallel replays everything.
+  auto again = RunQtuneCli(
+      Args("remote", "--benchmark redis --redis " + redis_->Url() + " --queue par --parallel 3"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(Report("remote")["counts"]["measured"].get<int>(), 0);
+  EXPECT_EQ(Sha("single.onnx"), Sha("remote.onnx"));
+}
+
+// Lines of `path` (0 when missing).
+int LineCount(const fs::path& path) {
+  std::ifstream in(path);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  return lines;
+}
+
+TEST_F(WorkersAutotuneTest, ParallelRunKilledMidSearchResumesToTheSingleProcessResult) {
+  auto server = RedisServer::Start(dir_.string());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  redis_ = std::move(*server);
+  StartWorkers(2, "kill", "timed.sh");  // 50 ms a call: time to kill it mid-search
+  auto single =
+      RunQtuneCli(Args("single", "--benchmark command --benchmark-command " + BenchCommand()));
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  const int single_lines = LineCount(dir_ / "single" / "state.jsonl");
+  const std::string remote_args =
+      Args("remote", "--benchmark redis --redis " + redis_->Url() + " --queue kill --parallel 2");
+  {
+    // SIGKILL once about half of the measurements are in the log.
+    auto tuner = autotune::Subprocess::Start(
+        autotune::ShellArgv("exec " + std::string(QTUNE_BINARY) + " " + remote_args + " >" +
+                            (dir_ / "killed.log").string() + " 2>&1"),
+        autotune::SpawnOptions{});
+    ASSERT_TRUE(tuner.ok()) << tuner.status().ToString();
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (LineCount(dir_ / "remote" / "state.jsonl") < single_lines / 2 &&
+           Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill((*tuner)->pid(), SIGKILL);
+  }
+  const int logged = LineCount(dir_ / "remote" / "state.jsonl");
+  ASSERT_GE(logged, single_lines / 2);
+  ASSERT_LT(logged, single_lines) << "the run ended before it was killed";
+  auto resumed = RunQtuneCli(remote_args);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  const nlohmann::json a = Report("single"), b = Report("remote");
+  EXPECT_EQ(BestSchemes(a), BestSchemes(b));
+  EXPECT_EQ(Sha("single.onnx"), Sha("remote.onnx"));
+  EXPECT_GT(b["counts"]["replayed"].get<int>(), 0);
+  EXPECT_EQ(b["counts"]["failed"].get<int>(), 0);
 }
 
 TEST_F(WorkersAutotuneTest, UnreachableRedisIsAClearErrorWithinSeconds) {

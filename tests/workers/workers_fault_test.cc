@@ -303,5 +303,50 @@ TEST_F(WorkersFaultTest, DroppedConnectionsAndARestartedRedisAreSurvived) {
   EXPECT_LT(Seconds(start), 1 + o.queue_wait_s + 3);
 }
 
+// MeasureMany: the jobs of a batch are in flight together, each answered exactly once,
+// also when Redis restarts (losing them) halfway.
+TEST_F(WorkersFaultTest, ABatchIsMeasuredByBothWorkersAtOnceAndSurvivesARestartedRedis) {
+  std::ofstream(dir_ / "seconds.sh") << "sleep 2\n" << kLatencyOfFile;
+  StartRedis();
+  StartWorker("b1", Command("seconds.sh"));
+  StartWorker("b2", Command("seconds.sh"));
+  RedisBenchmarkOptions o;
+  o.queue_wait_s = 20;
+  auto bench = Bench(o);
+  ASSERT_NE(bench, nullptr);
+  auto measure_batch = [&](const std::string& tag) {
+    std::vector<MeasureRequest> requests;
+    for (char c : std::string("pq")) {
+      requests.push_back({ModelVariant(tag + c + ".onnx", c), "", 1, 30});
+    }
+    std::vector<int> answers(requests.size(), 0);
+    std::vector<Measurement> results(requests.size());
+    bench->MeasureMany(requests, [&](size_t i, Measurement m) {
+      ++answers[i];
+      results[i] = std::move(m);
+    });
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_EQ(answers[i], 1) << tag << i;
+      EXPECT_TRUE(results[i].ok()) << tag << i << ": " << results[i].detail;
+    }
+  };
+  // Two jobs of two seconds each on two workers: together, well under the four seconds of
+  // one after the other.
+  const auto start = Clock::now();
+  measure_batch("a");
+  EXPECT_LT(Seconds(start), 3.5);
+  EXPECT_NE(workers_[0]->Log().find(": candidate "), std::string::npos);
+  EXPECT_NE(workers_[1]->Log().find(": candidate "), std::string::npos);
+  // Redis killed while both jobs are on the workers, restarted two seconds later.
+  auto restarted = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    redis_->Stop();
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    return redis_->Restart();
+  });
+  measure_batch("b");
+  EXPECT_TRUE(restarted.get().ok());
+}
+
 }  // namespace
 }  // namespace qtune::autotune

@@ -101,7 +101,7 @@ class IfKernel final : public Kernel {
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     const int which = inputs[0].data<bool>()[0] ? 1 : 0;
-    BodyPlan* plan = plans_[which];
+    PlanExecutor* plan = plans_[which];
     if (plan == nullptr) {
       return InternalError(what_ + ": the condition selects a branch that was not compiled");
     }
@@ -118,7 +118,7 @@ class IfKernel final : public Kernel {
       body_inputs_.clear();
       for (size_t k : b.outer.implicit_index) body_inputs_.push_back(inputs[num_node_inputs_ + k]);
       ASSIGN_OR_RETURN(
-          BodyBinding binding,
+          PlanBinding binding,
           plan->Bind(body_inputs_, std::span<const Tensor>(outputs.data(), outputs.size())));
       bound.binding = std::move(binding);
       bound.addresses = addresses_;
@@ -130,10 +130,10 @@ class IfKernel final : public Kernel {
   IfAnalysis analysis_;
   size_t num_node_inputs_;
   std::string what_;
-  BodyPlan* plans_[2] = {nullptr, nullptr};
+  PlanExecutor* plans_[2] = {nullptr, nullptr};
   std::vector<Tensor> body_inputs_;
   struct Bound {
-    std::optional<BodyBinding> binding;
+    std::optional<PlanBinding> binding;
     std::vector<const void*> addresses;  // of the tensors `binding` was made for
   };
   Bound bound_[2];

@@ -108,7 +108,7 @@ StatusOr<std::unique_ptr<RecurrenceRunner>> RecurrenceRunner::Create(
   r->shapes_ = shapes;
   const size_t iterations = shapes.stable() ? 1 : shapes.carried.size() - 1;
   for (size_t t = 0; t < iterations; ++t) {
-    ASSIGN_OR_RETURN(BodyPlan * plan, body.PlanFor(BodyInputSizes(inputs, shapes.carried[t])));
+    ASSIGN_OR_RETURN(PlanExecutor * plan, body.PlanFor(BodyInputSizes(inputs, shapes.carried[t])));
     r->plans_.push_back(plan);
   }
   for (size_t c = 0; c < inputs.carried.size(); ++c) {
@@ -154,14 +154,14 @@ std::vector<Tensor> RecurrenceRunner::Views(int side, const SizesList& sizes) co
   return views;
 }
 
-StatusOr<BodyBinding> RecurrenceRunner::BindIteration(int64_t t, int side) {
+StatusOr<PlanBinding> RecurrenceRunner::BindIteration(int64_t t, int side) {
   std::vector<Tensor> in = pre_;
   for (Tensor& v : Views(side, SizesEntering(t))) in.push_back(std::move(v));
   in.insert(in.end(), slices_.begin(), slices_.end());
   in.insert(in.end(), outer_.begin(), outer_.end());
   std::vector<Tensor> out = Views(1 - side, SizesEntering(t + 1));
   out.insert(out.end(), per_iteration_.begin(), per_iteration_.end());
-  BodyPlan* plan = plans_[shapes_.stable() ? 0 : static_cast<size_t>(t)];
+  PlanExecutor* plan = plans_[shapes_.stable() ? 0 : static_cast<size_t>(t)];
   return plan->Bind(in, out);
 }
 
@@ -182,7 +182,7 @@ Status RecurrenceRunner::Start(std::span<const Tensor> initial_carried,
   }
   if (shapes_.stable()) {
     for (int side : {0, 1}) {
-      ASSIGN_OR_RETURN(BodyBinding b, BindIteration(0, side));
+      ASSIGN_OR_RETURN(PlanBinding b, BindIteration(0, side));
       stable_bindings_[side] = std::move(b);
     }
   }
@@ -201,7 +201,7 @@ Status RecurrenceRunner::RunIteration(int64_t t) {
   if (shapes_.stable()) {
     RETURN_IF_ERROR(plans_[0]->Run(*stable_bindings_[current_], body_->what()));
   } else {
-    ASSIGN_OR_RETURN(BodyBinding b, BindIteration(t, current_));
+    ASSIGN_OR_RETURN(PlanBinding b, BindIteration(t, current_));
     RETURN_IF_ERROR(plans_[static_cast<size_t>(t)]->Run(b, body_->what()));
   }
   current_ = 1 - current_;

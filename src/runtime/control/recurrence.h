@@ -80,17 +80,17 @@ class RecurrenceRunner {
 
  private:
   RecurrenceRunner() = default;
-  StatusOr<BodyBinding> BindIteration(int64_t t, int side);
+  StatusOr<PlanBinding> BindIteration(int64_t t, int side);
   std::vector<Tensor> Views(int side, const SizesList& sizes) const;
   const SizesList& SizesEntering(int64_t t) const;
 
   const SubgraphProgram* body_ = nullptr;
   RecurrenceShapes shapes_;
   std::vector<DataType> carried_dtypes_;
-  std::vector<BodyPlan*> plans_;    // one when stable, else one per iteration
-  std::vector<Tensor> storage_[2];  // flat buffers, each large enough for every iteration
+  std::vector<PlanExecutor*> plans_;  // one when stable, else one per iteration
+  std::vector<Tensor> storage_[2];    // flat buffers, each large enough for every iteration
   std::vector<Tensor> pre_, slices_, per_iteration_, outer_;
-  std::optional<BodyBinding> stable_bindings_[2];  // input side 0 / 1, rebuilt per Start
+  std::optional<PlanBinding> stable_bindings_[2];  // input side 0 / 1, rebuilt per Start
   int current_ = 0;
   int64_t next_iteration_ = 0;
 };

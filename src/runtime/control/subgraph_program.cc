@@ -10,96 +10,6 @@
 #include "runtime/shape/infer_shapes.h"
 
 namespace qtune::runtime {
-namespace {
-
-Status CheckBound(const PlanValue& v, const Tensor& t, const char* role) {
-  if (t.dtype() == v.dtype && t.sizes() == v.physical_sizes()) return Status::Ok();
-  return InternalError(std::string("subgraph ") + role + " '" + v.name + "': bound a " +
-                       std::string(DataTypeName(t.dtype())) + " [" + SizesToString(t.sizes()) +
-                       "] tensor to a plan value of " + std::string(DataTypeName(v.dtype)) + " [" +
-                       SizesToString(v.sizes) + "]");
-}
-
-}  // namespace
-
-StatusOr<std::unique_ptr<BodyPlan>> BodyPlan::Create(std::unique_ptr<Plan> plan) {
-  ASSIGN_OR_RETURN(std::shared_ptr<std::byte[]> arena,
-                   AllocateArena(plan->arena_bytes, "a subgraph"));
-  return std::unique_ptr<BodyPlan>(new BodyPlan(std::move(plan), std::move(arena)));
-}
-
-StatusOr<BodyBinding> BodyPlan::Bind(std::span<const Tensor> inputs,
-                                     std::span<const Tensor> outputs) {
-  const Plan& p = *plan_;
-  if (inputs.size() != p.input_ids.size() || outputs.size() != p.output_ids.size()) {
-    return InternalError("subgraph binding: " + std::to_string(inputs.size()) + " inputs and " +
-                         std::to_string(outputs.size()) + " outputs for a plan of " +
-                         std::to_string(p.input_ids.size()) + " and " +
-                         std::to_string(p.output_ids.size()));
-  }
-  BodyBinding b;
-  b.slots.resize(p.values.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    RETURN_IF_ERROR(CheckBound(p.values[p.input_ids[i]], inputs[i], "input"));
-    b.slots[p.input_ids[i]] = inputs[i];
-  }
-  for (size_t id = 0; id < p.values.size(); ++id) {
-    const PlanValue& v = p.values[id];
-    if (v.kind == PlanValue::Kind::kConstant) b.slots[id] = v.constant;
-    if (v.kind == PlanValue::Kind::kIntermediate) {
-      b.slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), arena_.get() + v.arena_offset);
-    }
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const int id = p.output_ids[i];
-    const PlanValue& v = p.values[id];
-    RETURN_IF_ERROR(CheckBound(v, outputs[i], "output"));
-    if (v.kind == PlanValue::Kind::kOutput && !b.slots[id].is_valid()) {
-      b.slots[id] = outputs[i];  // the plan writes this output straight into the buffer
-    } else {
-      b.copies.emplace_back(id, outputs[i]);
-    }
-  }
-  // An output seen through an alias (another layout, same bytes) leaves its source unbound.
-  for (size_t id = 0; id < p.values.size(); ++id) {
-    const PlanValue& v = p.values[id];
-    if (v.kind == PlanValue::Kind::kOutput && !b.slots[id].is_valid()) {
-      ASSIGN_OR_RETURN(b.slots[id], Tensor::Allocate(v.dtype, v.physical_sizes()));
-    }
-  }
-  for (size_t id = 0; id < p.values.size(); ++id) {
-    const PlanValue& v = p.values[id];
-    if (v.kind != PlanValue::Kind::kAlias) continue;
-    b.slots[id] = Tensor::Borrow(v.dtype, v.physical_sizes(), b.slots[v.alias_of].raw_data());
-  }
-  b.step_inputs.resize(p.steps.size());
-  b.step_outputs.resize(p.steps.size());
-  for (size_t s = 0; s < p.steps.size(); ++s) {
-    for (int id : p.steps[s].inputs) b.step_inputs[s].push_back(id < 0 ? Tensor() : b.slots[id]);
-    for (int id : p.steps[s].outputs) {
-      b.step_outputs[s].push_back(id < 0 ? Tensor() : b.slots[id]);
-    }
-  }
-  return b;
-}
-
-Status BodyPlan::Run(BodyBinding& binding, const std::string& what) {
-  for (size_t s = 0; s < plan_->steps.size(); ++s) {
-    PlanStep& step = plan_->steps[s];
-    Status status = step.kernel->Run(binding.step_inputs[s], binding.step_outputs[s]);
-    if (!status.ok()) {
-      return status.WithContext(what + ": " + step.op_type + " '" + step.node_name + "'");
-    }
-  }
-  for (auto& [id, destination] : binding.copies) {
-    const Tensor& source = binding.slots[id];
-    if (source.byte_size() > 0) {
-      std::memcpy(destination.raw_data(), source.raw_data(), source.byte_size());
-    }
-  }
-  return Status::Ok();
-}
-
 StatusOr<std::unique_ptr<SubgraphProgram>> SubgraphProgram::Create(
     const std::string& bytes, const ir::SubgraphContext& context, const SubgraphOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, ir::ParseSubgraph(bytes, context));
@@ -152,13 +62,15 @@ StatusOr<std::vector<ValueInfo>> SubgraphProgram::InferOutputs(
   return outputs;
 }
 
-StatusOr<BodyPlan*> SubgraphProgram::PlanFor(const std::vector<std::vector<int64_t>>& input_sizes) {
+StatusOr<PlanExecutor*> SubgraphProgram::PlanFor(
+    const std::vector<std::vector<int64_t>>& input_sizes) {
   auto it = plans_.find(input_sizes);
   if (it != plans_.end()) return it->second.get();
   auto plan = Compile(*graph_, SizesByName(input_sizes), options_.compile);
   if (!plan.ok()) return plan.status().WithContext(what_);
-  ASSIGN_OR_RETURN(std::unique_ptr<BodyPlan> body, BodyPlan::Create(std::move(plan).value()));
-  BodyPlan* raw = body.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<PlanExecutor> body,
+                   PlanExecutor::Create(std::move(plan).value()));
+  PlanExecutor* raw = body.get();
   plans_[input_sizes] = std::move(body);
   return raw;
 }

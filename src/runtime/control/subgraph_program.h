@@ -1,8 +1,9 @@
 // A subgraph body (If branch, Loop/Scan body) as something the control-flow kernels can
 // run: parsed into its own Graph (ir/subgraph.h), cleaned by the pass pipeline, and
 // compiled into a Plan once per set of body input sizes (cached), like a Session does for
-// a model. A BodyPlan runs one such Plan on caller buffers through a Binding, so a loop
-// binds its buffers once and then runs iterations without allocating.
+// a model. A PlanExecutor (plan/plan_executor.h) runs one such Plan on caller buffers
+// through a PlanBinding, so a loop binds its buffers once and then runs iterations
+// without allocating.
 //
 // Not thread-safe; the owning kernel runs inside one Session::Run at a time.
 #pragma once
@@ -20,40 +21,10 @@
 #include "ir/subgraph.h"
 #include "runtime/compile.h"
 #include "runtime/plan/plan.h"
+#include "runtime/plan/plan_executor.h"
 #include "runtime/shape/shape_registry.h"
 
 namespace qtune::runtime {
-
-// Tensors bound to a BodyPlan's inputs and outputs, with each step's argument lists built
-// in advance. Valid while the bound buffers and the BodyPlan live.
-struct BodyBinding {
-  std::vector<Tensor> slots;
-  std::vector<std::vector<Tensor>> step_inputs;
-  std::vector<std::vector<Tensor>> step_outputs;
-  // Outputs the plan does not write in place (a body input or constant passed through, an
-  // output listed twice): copied from slot `first` into `second` after the steps ran.
-  std::vector<std::pair<int, Tensor>> copies;
-};
-
-class BodyPlan {
- public:
-  static StatusOr<std::unique_ptr<BodyPlan>> Create(std::unique_ptr<Plan> plan);
-  BodyPlan(const BodyPlan&) = delete;
-  BodyPlan& operator=(const BodyPlan&) = delete;
-
-  const Plan& plan() const { return *plan_; }
-  // `inputs`: one per body graph input; `outputs`: one per body graph output, plain
-  // layout, with the sizes the plan computes. InternalError on a dtype or size mismatch.
-  StatusOr<BodyBinding> Bind(std::span<const Tensor> inputs, std::span<const Tensor> outputs);
-  // Runs the steps on the bound tensors; `what` names the owning node in errors.
-  Status Run(BodyBinding& binding, const std::string& what);
-
- private:
-  BodyPlan(std::unique_ptr<Plan> plan, std::shared_ptr<std::byte[]> arena)
-      : plan_(std::move(plan)), arena_(std::move(arena)) {}
-  std::unique_ptr<Plan> plan_;
-  std::shared_ptr<std::byte[]> arena_;
-};
 
 struct SubgraphOptions {
   CompileOptions compile;
@@ -80,7 +51,7 @@ class SubgraphProgram {
   StatusOr<std::vector<ValueInfo>> InferOutputs(
       const std::vector<std::vector<int64_t>>& input_sizes) const;
   // The compiled body for these input sizes, compiled on first use and cached.
-  StatusOr<BodyPlan*> PlanFor(const std::vector<std::vector<int64_t>>& input_sizes);
+  StatusOr<PlanExecutor*> PlanFor(const std::vector<std::vector<int64_t>>& input_sizes);
 
   const std::string& what() const { return what_; }
 
@@ -93,7 +64,7 @@ class SubgraphProgram {
   size_t num_formal_ = 0;
   SubgraphOptions options_;
   std::string what_;
-  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<BodyPlan>> plans_;
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<PlanExecutor>> plans_;
 };
 
 // What every control-flow op needs to parse its bodies: the node, its opset context and

@@ -1,6 +1,7 @@
 #include "core/check.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 
@@ -28,10 +29,9 @@ class ReorderKernel : public Kernel {
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     try {
-      dnnl::memory src = onednn::WrapMemory(from_, inputs[0].raw_data());
-      dnnl::memory dst = onednn::WrapMemory(to_, outputs[0].raw_data());
-      primitive_.execute(onednn::Stream(), src, dst);
-      onednn::Stream().wait();
+      args_.Bind(DNNL_ARG_FROM, from_, inputs[0].raw_data());
+      args_.Bind(DNNL_ARG_TO, to_, outputs[0].raw_data());
+      args_.Execute(primitive_);
       return Status::Ok();
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "reorder");
@@ -42,6 +42,7 @@ class ReorderKernel : public Kernel {
   dnnl::memory::desc from_, to_;
   dnnl::reorder primitive_;
   Layout to_layout_;
+  onednn::ExecArgs args_;
 };
 
 }  // namespace

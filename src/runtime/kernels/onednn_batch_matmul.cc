@@ -4,6 +4,7 @@
 // the weights); constant 2-D weights are left to the prepacking kernel (onednn_matmul.cc).
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 namespace {
@@ -20,11 +21,10 @@ class OnednnBatchMatMulKernel : public Kernel {
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     try {
-      primitive_.execute(onednn::Stream(),
-                         {{DNNL_ARG_SRC, onednn::WrapMemory(a_, inputs[0].raw_data())},
-                          {DNNL_ARG_WEIGHTS, onednn::WrapMemory(b_, inputs[1].raw_data())},
-                          {DNNL_ARG_DST, onednn::WrapMemory(c_, outputs[0].raw_data())}});
-      onednn::Stream().wait();
+      args_.Bind(DNNL_ARG_SRC, a_, inputs[0].raw_data());
+      args_.Bind(DNNL_ARG_WEIGHTS, b_, inputs[1].raw_data());
+      args_.Bind(DNNL_ARG_DST, c_, outputs[0].raw_data());
+      args_.Execute(primitive_);
       return Status::Ok();
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "running batched matmul");
@@ -36,6 +36,7 @@ class OnednnBatchMatMulKernel : public Kernel {
   dnnl::matmul primitive_;
   memory::desc a_, b_, c_;
   std::string impl_;
+  onednn::ExecArgs args_;
 };
 
 // Row-major memory of `sizes` extended with leading 1s to `rank`.

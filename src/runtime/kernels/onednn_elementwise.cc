@@ -5,6 +5,7 @@
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 namespace {
@@ -27,15 +28,15 @@ class OnednnElementwiseKernel : public Kernel {
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     try {
-      std::unordered_map<int, memory> args;
       for (size_t i = 0; i < input_args_.size(); ++i) {
-        args[input_args_[i].first] =
-            constants_[i] ? *constants_[i]
-                          : onednn::WrapMemory(input_args_[i].second, inputs[i].raw_data());
+        if (constants_[i]) {
+          args_.Set(input_args_[i].first, *constants_[i]);
+        } else {
+          args_.Bind(input_args_[i].first, input_args_[i].second, inputs[i].raw_data());
+        }
       }
-      args[DNNL_ARG_DST] = onednn::WrapMemory(dst_, outputs[0].raw_data());
-      primitive_.execute(onednn::Stream(), args);
-      onednn::Stream().wait();
+      args_.Bind(DNNL_ARG_DST, dst_, outputs[0].raw_data());
+      args_.Execute(primitive_);
       return Status::Ok();
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "running an elementwise primitive");
@@ -48,6 +49,7 @@ class OnednnElementwiseKernel : public Kernel {
   std::vector<std::pair<int, memory::desc>> input_args_;  // per node input: arg id, desc
   std::vector<std::optional<memory>> constants_;          // per node input
   memory::desc dst_;
+  onednn::ExecArgs args_;
 };
 
 std::vector<int64_t> ExtendRank(std::vector<int64_t> sizes, size_t rank) {

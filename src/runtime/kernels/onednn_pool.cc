@@ -6,6 +6,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 namespace {
@@ -15,16 +16,19 @@ using dnnl::memory;
 class OnednnPoolKernel : public Kernel {
  public:
   explicit OnednnPoolKernel(dnnl::pooling_forward::primitive_desc pd)
-      : pd_(std::move(pd)), primitive_(pd_), impl_(onednn::ImplName(pd_)) {}
+      : pd_(std::move(pd)),
+        primitive_(pd_),
+        impl_(onednn::ImplName(pd_)),
+        src_(pd_.src_desc()),
+        dst_(pd_.dst_desc()) {}
 
   std::string Describe() const override { return "onednn:" + impl_; }
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     try {
-      memory src = onednn::WrapMemory(pd_.src_desc(), inputs[0].raw_data());
-      memory dst = onednn::WrapMemory(pd_.dst_desc(), outputs[0].raw_data());
-      primitive_.execute(onednn::Stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-      onednn::Stream().wait();
+      args_.Bind(DNNL_ARG_SRC, src_, inputs[0].raw_data());
+      args_.Bind(DNNL_ARG_DST, dst_, outputs[0].raw_data());
+      args_.Execute(primitive_);
       return Status::Ok();
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "running pooling");
@@ -35,6 +39,8 @@ class OnednnPoolKernel : public Kernel {
   dnnl::pooling_forward::primitive_desc pd_;
   dnnl::pooling_forward primitive_;
   std::string impl_;
+  memory::desc src_, dst_;
+  onednn::ExecArgs args_;
 };
 
 struct PoolParams {

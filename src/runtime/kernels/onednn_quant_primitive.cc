@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
 
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/quant_ops.h"
@@ -169,11 +168,10 @@ StatusOr<std::optional<QuantLinearParams>> ReadRequestParams(const KernelRequest
 
 Status OnednnQuantKernel::Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
   try {
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, onednn::WrapMemory(p_.src, inputs[qlinear::kX].raw_data())},
-        {DNNL_ARG_WEIGHTS, p_.weights},
-        {DNNL_ARG_DST, onednn::WrapMemory(p_.dst, outputs[0].raw_data())}};
-    if (p_.bias) args[DNNL_ARG_BIAS] = *p_.bias;
+    args_.Bind(DNNL_ARG_SRC, p_.src, inputs[qlinear::kX].raw_data());
+    args_.Set(DNNL_ARG_WEIGHTS, p_.weights);
+    args_.Bind(DNNL_ARG_DST, p_.dst, outputs[0].raw_data());
+    if (p_.bias) args_.Set(DNNL_ARG_BIAS, *p_.bias);
     if (p_.sum_in_dst || p_.sum_binary) {
       const Tensor& sum = inputs[qlinear::kSum];
       bool fits = p_.sum_binary || p_.sum_dequantized
@@ -185,16 +183,14 @@ Status OnednnQuantKernel::Run(std::span<const Tensor> inputs, std::span<Tensor> 
                              " (the plan's sizes changed?)");
       }
       if (p_.sum_binary) {
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
-            onednn::WrapMemory(p_.sum, sum.raw_data());
+        args_.Bind(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p_.sum, sum.raw_data());
       } else if (p_.sum_dequantized) {
         DequantizeInto(sum, p_.sum_scale, p_.sum_zero_point, outputs[0].data<float>());
       } else if (sum.raw_data() != outputs[0].raw_data()) {
         std::memcpy(outputs[0].raw_data(), sum.raw_data(), outputs[0].byte_size());
       }
     }
-    p_.primitive.execute(onednn::Stream(), args);
-    onednn::Stream().wait();
+    args_.Execute(p_.primitive);
     return Status::Ok();
   } catch (const dnnl::error& e) {
     return onednn::FromDnnlError(e, "running " + p_.name);

@@ -24,6 +24,7 @@
 #include "ir/graph.h"
 #include "runtime/fusion/quant_linear_params.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 
@@ -95,6 +96,7 @@ class OnednnQuantKernel : public Kernel {
 
  private:
   Parts p_;
+  onednn::ExecArgs args_;
 };
 
 }  // namespace qtune::runtime

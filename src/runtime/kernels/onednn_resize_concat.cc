@@ -6,6 +6,7 @@
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 namespace {
@@ -33,14 +34,12 @@ class OnednnMovementKernel : public Kernel {
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     try {
-      std::unordered_map<int, memory> args;
       for (size_t i = 0; i < srcs_.size(); ++i) {
         int arg = multiple_ ? DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i) : DNNL_ARG_SRC;
-        args[arg] = onednn::WrapMemory(srcs_[i], inputs[i].raw_data());
+        args_.Bind(arg, srcs_[i], inputs[i].raw_data());
       }
-      args[DNNL_ARG_DST] = onednn::WrapMemory(dst_, outputs[0].raw_data());
-      primitive_.execute(onednn::Stream(), args);
-      onednn::Stream().wait();
+      args_.Bind(DNNL_ARG_DST, dst_, outputs[0].raw_data());
+      args_.Execute(primitive_);
       return Status::Ok();
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "running " + name_);
@@ -53,6 +52,7 @@ class OnednnMovementKernel : public Kernel {
   std::vector<memory::desc> srcs_;
   memory::desc dst_;
   bool multiple_;
+  onednn::ExecArgs args_;
 };
 
 // The oneDNN algorithm equal to this Resize, if there is one: nearest with integer

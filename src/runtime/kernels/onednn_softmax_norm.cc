@@ -9,6 +9,7 @@
 // [rows, columns]), so any rank works.
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 namespace {
@@ -50,15 +51,16 @@ class OnednnSingleOutputKernel : public Kernel {
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     try {
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, onednn::WrapMemory(src_, inputs[0].raw_data())},
-          {DNNL_ARG_DST, onednn::WrapMemory(dst_, outputs[0].raw_data())}};
+      args_.Bind(DNNL_ARG_SRC, src_, inputs[0].raw_data());
+      args_.Bind(DNNL_ARG_DST, dst_, outputs[0].raw_data());
       for (const ExtraArg& e : extra_) {
-        args[e.arg] =
-            e.input < 0 ? e.owned : onednn::WrapMemory(e.desc, inputs[e.input].raw_data());
+        if (e.input < 0) {
+          args_.Set(e.arg, e.owned);
+        } else {
+          args_.Bind(e.arg, e.desc, inputs[e.input].raw_data());
+        }
       }
-      primitive_.execute(onednn::Stream(), args);
-      onednn::Stream().wait();
+      args_.Execute(primitive_);
       return Status::Ok();
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "running " + impl_);
@@ -70,6 +72,7 @@ class OnednnSingleOutputKernel : public Kernel {
   std::string impl_;
   memory::desc src_, dst_;
   std::vector<ExtraArg> extra_;
+  onednn::ExecArgs args_;
 };
 
 // Float32 input 0 and output 0, default domain, exactly `op`.

@@ -6,6 +6,7 @@
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 namespace {
@@ -21,10 +22,9 @@ class OnednnTransposeKernel : public Kernel {
 
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     try {
-      memory src = onednn::WrapMemory(src_, inputs[0].raw_data());
-      memory dst = onednn::WrapMemory(dst_, outputs[0].raw_data());
-      primitive_.execute(onednn::Stream(), src, dst);
-      onednn::Stream().wait();
+      args_.Bind(DNNL_ARG_FROM, src_, inputs[0].raw_data());
+      args_.Bind(DNNL_ARG_TO, dst_, outputs[0].raw_data());
+      args_.Execute(primitive_);
       return Status::Ok();
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "running transpose");
@@ -36,6 +36,7 @@ class OnednnTransposeKernel : public Kernel {
   dnnl::reorder primitive_;
   memory::desc src_, dst_;
   std::string impl_;
+  onednn::ExecArgs args_;
 };
 
 // The transpose with size-1 dims dropped and runs of input dims that stay consecutive in

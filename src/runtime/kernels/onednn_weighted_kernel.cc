@@ -1,7 +1,6 @@
 #include "runtime/kernels/onednn_weighted_kernel.h"
 
 #include <cstring>
-#include <unordered_map>
 
 #include "runtime/kernels/onednn_context.h"
 
@@ -34,18 +33,18 @@ Status OnednnWeightedKernel::Run(std::span<const Tensor> inputs, std::span<Tenso
         std::memcpy(outputs[0].raw_data(), sum.raw_data(), outputs[0].byte_size());
       }
     }
-    dnnl::memory src = onednn::WrapMemory(src_, inputs[0].raw_data());
     if (convert_src_) {
-      convert_src_->execute(onednn::Stream(), src, *converted_src_);
-      src = *converted_src_;
+      convert_args_.Bind(DNNL_ARG_FROM, src_, inputs[0].raw_data());
+      convert_args_.Set(DNNL_ARG_TO, *converted_src_);
+      convert_args_.Execute(*convert_src_);
+      args_.Set(DNNL_ARG_SRC, *converted_src_);
+    } else {
+      args_.Bind(DNNL_ARG_SRC, src_, inputs[0].raw_data());
     }
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, src},
-        {DNNL_ARG_WEIGHTS, weights_},
-        {DNNL_ARG_DST, onednn::WrapMemory(dst_, outputs[0].raw_data())}};
-    if (bias_) args[DNNL_ARG_BIAS] = *bias_;
-    primitive_.execute(onednn::Stream(), args);
-    onednn::Stream().wait();
+    args_.Set(DNNL_ARG_WEIGHTS, weights_);
+    if (bias_) args_.Set(DNNL_ARG_BIAS, *bias_);
+    args_.Bind(DNNL_ARG_DST, dst_, outputs[0].raw_data());
+    args_.Execute(primitive_);
     return Status::Ok();
   } catch (const dnnl::error& e) {
     return onednn::FromDnnlError(e, "running " + name_);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/onednn_exec_args.h"
 
 namespace qtune::runtime {
 
@@ -33,6 +34,7 @@ class OnednnWeightedKernel : public Kernel {
   int sum_input_;
   std::optional<dnnl::memory> converted_src_;  // bf16 copy of input 0, see compute_src
   std::optional<dnnl::reorder> convert_src_;
+  onednn::ExecArgs args_, convert_args_;
 };
 
 }  // namespace qtune::runtime
