@@ -31,7 +31,7 @@ py::object Eval(const std::string& fp32, const std::string& quantized, const py:
   options.worst = worst;
   options.threads = threads;
   options.json = true;
-  options.show_progress = false;
+  options.show_progress = true;  // to Python (log_bridge.h), not stderr
   nlohmann::json report;
   Status status;
   {

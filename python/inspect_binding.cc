@@ -2,7 +2,6 @@
 // `qtune inspect --json`) or a checkpoint's manifest (tune::ManifestToJson), as a dict.
 #include "inspect_binding.h"
 
-#include <fstream>
 #include <string>
 
 #include "cli/model_summary.h"
@@ -15,21 +14,11 @@ namespace py = pybind11;
 
 namespace {
 
-// A checkpoint: the .qtc name or gzip's magic bytes, as `qtune inspect` decides.
-bool IsCheckpoint(const std::string& path) {
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".qtc") == 0) return true;
-  std::ifstream in(path, std::ios::binary);
-  char magic[2] = {0, 0};
-  in.read(magic, 2);
-  return in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-         static_cast<unsigned char>(magic[1]) == 0x8b;
-}
-
 py::object Inspect(const std::string& path, bool verify) {
   nlohmann::json json;
   {
     py::gil_scoped_release release;
-    if (IsCheckpoint(path)) {
+    if (tune::LooksLikeCheckpoint(path)) {
       tune::LoadCheckpointOptions options;
       options.verify = verify;
       auto manifest = tune::ReadManifestOnly(path, options);

@@ -1,10 +1,12 @@
 // The `qtune` Python module (docs/python.md): Session, load/load_tuned, quantize, inspect,
-// eval, tune, autotune and the qtune.Error exception classes.
+// eval, tune, autotune, the qtune.Error exception classes, and logging and progress
+// through Python (set_progress_callback, set_log_level).
 #include <pybind11/pybind11.h>
 
 #include "errors.h"
 #include "eval_binding.h"
 #include "inspect_binding.h"
+#include "log_bridge.h"
 #include "quantize_binding.h"
 #include "session_binding.h"
 #include "tune_binding.h"
@@ -13,6 +15,7 @@ PYBIND11_MODULE(qtune, module) {
   module.doc() = "qtune: ONNX quantization and inference (docs/python.md)";
   module.attr("__version__") = QTUNE_VERSION_STRING;
   qtune::python::RegisterErrors(module);
+  qtune::python::BindLogging(module);
   qtune::python::BindSession(module);
   qtune::python::BindQuantize(module);
   qtune::python::BindInspect(module);

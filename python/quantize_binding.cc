@@ -31,7 +31,7 @@ py::dict Quantize(const std::string& model_path, const std::string& output_path,
   options.calib_specs = CalibSpecs(calib, files);
   options.threads = threads;
   options.max_calib_samples = max_samples;
-  options.show_progress = false;
+  options.show_progress = true;  // to Python (log_bridge.h), not stderr
   std::string summary_text;
   {
     py::gil_scoped_release release;

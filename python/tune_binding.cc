@@ -60,7 +60,7 @@ py::object Tune(const std::string& model_path, const py::object& calib, const st
   options.rounds = rounds;
   options.autotune_dir = autotune_dir;
   options.worker_executable = QtuneBinary(qtune_binary);
-  options.show_progress = false;
+  options.show_progress = true;  // to Python (log_bridge.h), not stderr
   return RunReleased([&]() -> StatusOr<nlohmann::json> {
     ASSIGN_OR_RETURN(auto model, ir::LoadModel(model_path));
     ASSIGN_OR_RETURN(tune::TuneResult result, tune::Tune(*model, options));
@@ -85,7 +85,7 @@ py::object Autotune(const std::string& model_path, const std::string& output,
   options.max_calib_samples = calib_samples;
   options.seed = seed;
   options.worker_executable = QtuneBinary(qtune_binary);
-  options.show_progress = false;
+  options.show_progress = true;  // to Python (log_bridge.h), not stderr
   return RunReleased([&] { return autotune::RunAutotune(options); });
 }
 

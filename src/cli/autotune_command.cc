@@ -11,6 +11,7 @@
 #include "autotune/report.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/redis_flags.h"
 #include "core/progress.h"
 #include "report/report.h"
 
@@ -117,14 +118,7 @@ void AddAutotuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--latency-regex", t.latency_regex,
                   "Regex whose first group is the latency in ms (default: qtune bench --json's "
                   "median_ms and trtexec's GPU Compute Time median)");
-  cmd->add_option("--redis", t.redis_url,
-                  "With --benchmark redis: redis://[:PASSWORD@]HOST[:PORT][/DB]");
-  cmd->add_option("--queue", t.queue, "With --benchmark redis: the workers' queue")
-      ->capture_default_str();
-  cmd->add_option("--worker-wait", t.worker_wait_s,
-                  "With --benchmark redis: seconds to wait for a worker at start")
-      ->check(CLI::Range(0.0, 3600.0))
-      ->capture_default_str();
+  AddRedisFlags(cmd, t.redis_url, t.queue, t.worker_wait_s);
   cmd->add_option("--parallel", t.parallel,
                   "With --benchmark redis: measurements in flight at once (one per worker); "
                   "the result is that of 1")

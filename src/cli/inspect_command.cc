@@ -2,7 +2,6 @@
 // qtune inspect MODEL.qtc [--json] [--no-verify]: a `qtune tune` checkpoint's manifest,
 // without the model (a file ending in .qtc, or any gzip file, is taken as a checkpoint).
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -20,15 +19,6 @@ struct InspectOptions {
   bool json = false;
   bool no_verify = false;
 };
-
-bool IsCheckpoint(const std::string& path) {
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".qtc") == 0) return true;
-  std::ifstream in(path, std::ios::binary);
-  char magic[2] = {0, 0};
-  in.read(magic, 2);
-  return in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-         static_cast<unsigned char>(magic[1]) == 0x8b;
-}
 
 std::string TextOr(const nlohmann::json& j, const char* key, const std::string& fallback) {
   auto it = j.find(key);
@@ -75,7 +65,7 @@ int InspectCheckpoint(const InspectOptions& options) {
 }
 
 int RunInspect(const InspectOptions& options) {
-  if (IsCheckpoint(options.model_path)) return InspectCheckpoint(options);
+  if (tune::LooksLikeCheckpoint(options.model_path)) return InspectCheckpoint(options);
   auto graph = ir::LoadModel(options.model_path);
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   ModelSummary summary = SummarizeModel(**graph, options.model_path);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
+#include "cli/redis_flags.h"
 #include "core/progress.h"
 #include "ir/onnx_io.h"
 #include "report/report.h"
@@ -125,14 +126,7 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "docs/workers.md)")
       ->check(CLI::IsMember({"inprocess", "redis"}))
       ->capture_default_str();
-  cmd->add_option("--redis", t.redis_url,
-                  "With --benchmark redis: redis://[:PASSWORD@]HOST[:PORT][/DB]");
-  cmd->add_option("--queue", t.queue, "With --benchmark redis: the workers' queue")
-      ->capture_default_str();
-  cmd->add_option("--worker-wait", t.worker_wait_s,
-                  "With --benchmark redis: seconds to wait for a worker at start")
-      ->check(CLI::Range(0.0, 3600.0))
-      ->capture_default_str();
+  AddRedisFlags(cmd, t.redis_url, t.queue, t.worker_wait_s);
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->callback([o, exit_code] { *exit_code = TuneModel(*o); });
 }

@@ -3,10 +3,13 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "core/check.h"
+#include "core/log_sink.h"
 
 namespace qtune {
 namespace {
@@ -39,6 +42,17 @@ const char* LevelTag(LogLevel level) {
   return "";
 }
 
+// The current sink; null means stderr. Read under the mutex as a shared_ptr copy, so a
+// sink is called with no lock held and outlives a concurrent SetLogSink.
+std::mutex& SinkMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::shared_ptr<const LogSink>& SinkStorage() {
+  static std::shared_ptr<const LogSink> sink;
+  return sink;
+}
+
 }  // namespace
 
 void SetLogLevel(LogLevel level) { LevelStorage().store(level); }
@@ -54,7 +68,22 @@ StatusOr<LogLevel> ParseLogLevel(std::string_view name) {
                               "'; use debug, info, warning, error or off");
 }
 
+void SetLogSink(LogSink sink) {
+  auto next = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
+  std::lock_guard<std::mutex> lock(SinkMutex());
+  SinkStorage() = std::move(next);
+}
+
 void LogMessage(LogLevel level, std::string_view message) {
+  std::shared_ptr<const LogSink> sink;
+  {
+    std::lock_guard<std::mutex> lock(SinkMutex());
+    sink = SinkStorage();
+  }
+  if (sink != nullptr) {
+    (*sink)(level, message);
+    return;
+  }
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
   std::fprintf(stderr, "qtune %s: %.*s\n", LevelTag(level), static_cast<int>(message.size()),

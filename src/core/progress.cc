@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <utility>
+
+#include "core/progress_sink.h"
 
 namespace qtune {
 namespace {
@@ -22,7 +26,23 @@ std::string FormatDuration(double seconds) {
   return fmt::format("{}:{:02}", m, s);
 }
 
+// The current sink; null means drawing on the bar's stream. Copied out under the mutex so
+// that a sink outlives a concurrent SetProgressSink while it is being called.
+std::mutex g_sink_mutex;
+std::shared_ptr<const ProgressSink> g_sink;
+
+std::shared_ptr<const ProgressSink> CurrentSink() {
+  std::lock_guard<std::mutex> lock(g_sink_mutex);
+  return g_sink;
+}
+
 }  // namespace
+
+void SetProgressSink(ProgressSink sink) {
+  auto next = sink ? std::make_shared<const ProgressSink>(std::move(sink)) : nullptr;
+  std::lock_guard<std::mutex> lock(g_sink_mutex);
+  g_sink = std::move(next);
+}
 
 void SetProgressEnabled(bool enabled) { g_progress_enabled.store(enabled); }
 bool IsProgressEnabled() { return g_progress_enabled.load(); }
@@ -30,9 +50,13 @@ bool IsProgressEnabled() { return g_progress_enabled.load(); }
 ProgressBar::ProgressBar(std::string label, int64_t total, ProgressOptions options)
     : label_(std::move(label)),
       total_(std::max<int64_t>(total, 0)),
-      stream_(options.stream != nullptr ? options.stream : stderr),
+      // A null stream_ means "to the sink" (core/progress_sink.h): a bar on the default
+      // stream while a sink is set. Such a bar steps like a terminal one (per percent).
+      stream_(options.stream != nullptr  ? options.stream
+              : CurrentSink() != nullptr ? nullptr
+                                         : stderr),
       enabled_(IsProgressEnabled()),
-      terminal_(options.style == ProgressStyle::kTerminal ||
+      terminal_(stream_ == nullptr || options.style == ProgressStyle::kTerminal ||
                 (options.style == ProgressStyle::kAuto && ::isatty(::fileno(stream_)) == 1)),
       start_(std::chrono::steady_clock::now()) {
   next_draw_at_.store(enabled_ ? NextDrawAt(0) : INT64_MAX);
@@ -88,13 +112,19 @@ void ProgressBar::SetNote(std::string note) {
   if (note == note_) return;
   note_ = std::move(note);
   const auto now = std::chrono::steady_clock::now();
-  if (!enabled_ || !terminal_ || finished_ || now - note_drawn_at_ < std::chrono::milliseconds(250))
+  // A sink gets the note with the next update.
+  if (!enabled_ || !terminal_ || stream_ == nullptr || finished_ ||
+      now - note_drawn_at_ < std::chrono::milliseconds(250))
     return;
   note_drawn_at_ = now;
   Draw(done_.load(std::memory_order_relaxed), /*final_line=*/false);
 }
 
 void ProgressBar::Draw(int64_t done, bool final_line) {
+  // To a sink, the 100% update is the final one, sent once by Finish().
+  if (stream_ == nullptr && !final_line && total_ > 0 && done >= total_) return;
+  // A sink gets the line-mode text; only a real terminal gets the redrawn bar.
+  const bool bar_line = terminal_ && stream_ != nullptr;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string count = total_ > 0 ? fmt::format("{}/{}", done, total_) : fmt::format("{}", done);
@@ -105,7 +135,7 @@ void ProgressBar::Draw(int64_t done, bool final_line) {
     std::string eta = "--:--";
     if (done > 0 && done < total_) eta = FormatDuration(elapsed / fraction - elapsed);
     if (done >= total_) eta = FormatDuration(0);
-    if (terminal_) {
+    if (bar_line) {
       int filled = static_cast<int>(fraction * kBarWidth);
       std::string bar(filled, '#');
       bar.append(kBarWidth - filled, '.');
@@ -120,6 +150,13 @@ void ProgressBar::Draw(int64_t done, bool final_line) {
   }
   if (!note_.empty() && !final_line) line += " | " + note_;
   if (final_line && total_ > 0 && done < total_) line += " (stopped early)";
+  if (stream_ == nullptr) {
+    if (auto sink = CurrentSink(); sink != nullptr) {
+      (*sink)(ProgressUpdate{
+          .label = label_, .done = done, .total = total_, .final = final_line, .line = line});
+    }
+    return;
+  }
   if (terminal_) {
     // "\x1b[K" clears what a longer previous line left behind.
     std::fputs(("\r" + line + "\x1b[K" + (final_line ? "\n" : "")).c_str(), stream_);

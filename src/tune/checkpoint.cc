@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 
 #include "core/file_io.h"
 #include "core/logging.h"
@@ -203,6 +204,15 @@ StatusOr<CheckpointManifest> ReadManifestOnly(const std::string& path,
     return ParseManifestBytes(bytes, path);
   }
   return DataLossError("checkpoint '" + path + "' has no " + kManifestEntryName);
+}
+
+bool LooksLikeCheckpoint(const std::string& path) {
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".qtc") == 0) return true;
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {0, 0};
+  in.read(magic, 2);
+  return in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+         static_cast<unsigned char>(magic[1]) == 0x8b;
 }
 
 }  // namespace qtune::tune

@@ -111,4 +111,9 @@ StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path,
 StatusOr<CheckpointManifest> ReadManifestOnly(const std::string& path,
                                               const LoadCheckpointOptions& options);
 
+// True when `path` looks like a checkpoint rather than a model: a .qtc name, or a file that
+// starts with gzip's magic bytes (an ONNX model never does). Reads 2 bytes; false when
+// the file cannot be read.
+bool LooksLikeCheckpoint(const std::string& path);
+
 }  // namespace qtune::tune
