@@ -4,7 +4,8 @@
     QTUNE_BUILD_DIR=build pip install --no-build-isolation .   # reuse a configured build
 
 Without QTUNE_BUILD_DIR the build goes to build-pip/ in the source tree (configured once,
-then incremental). The module is the same file `PYTHONPATH=build/python` imports.
+then incremental). The module is the same file `PYTHONPATH=build/python` imports; the qtune binary goes beside it
+as qtune_bin/qtune, where qtune.tune() and qtune.autotune() look for it.
 """
 import glob
 import os
@@ -32,7 +33,7 @@ class CMakeBuild(build_ext):
                                    "-DCMAKE_BUILD_TYPE=Release", "-DQTUNE_BUILD_TESTS=OFF",
                                    "-DQTUNE_BUILD_PYTHON=ON",
                                    "-DPython3_EXECUTABLE=" + sys.executable])
-        subprocess.check_call(["cmake", "--build", build_dir, "--target", "qtune_python",
+        subprocess.check_call(["cmake", "--build", build_dir, "--target", "qtune_python", "qtune",
                                "-j", str(os.cpu_count() or 1)])
         built = glob.glob(os.path.join(build_dir, "python", "qtune*.so"))
         if len(built) != 1:
@@ -41,6 +42,11 @@ class CMakeBuild(build_ext):
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(built[0], target)
+        # The qtune binary beside the module (qtune_bin/qtune): tune() and autotune() run
+        # `qtune measure-worker` children and find it there (python/tune_binding.cc).
+        binary_dir = os.path.join(os.path.dirname(target), "qtune_bin")
+        os.makedirs(binary_dir, exist_ok=True)
+        shutil.copy2(os.path.join(build_dir, "src", "cli", "qtune"), os.path.join(binary_dir, "qtune"))
 
 
 # setuptools' own build and egg-info folders stay out of the CMake build/ folder.

@@ -23,13 +23,20 @@ namespace {
 
 std::string QtuneBinary(const std::optional<std::string>& given) {
   if (given.has_value() && !given->empty()) return *given;
-  py::object env = py::module_::import("os").attr("environ").attr("get")("QTUNE_BINARY");
+  py::module_ os = py::module_::import("os");
+  py::object env = os.attr("environ").attr("get")("QTUNE_BINARY");
   if (!env.is_none()) return env.cast<std::string>();
+  // A pip install puts the binary beside the module (setup.py): <dir>/qtune_bin/qtune.
+  py::object module_file = py::module_::import("qtune").attr("__file__");
+  py::object beside = os.attr("path").attr("join")(os.attr("path").attr("dirname")(module_file),
+                                                   "qtune_bin", "qtune");
+  if (os.attr("access")(beside, os.attr("X_OK")).cast<bool>()) return beside.cast<std::string>();
   py::object found = py::module_::import("shutil").attr("which")("qtune");
   if (!found.is_none()) return found.cast<std::string>();
   ThrowStatus(Status(StatusCode::kFailedPrecondition,
                      "measuring needs the qtune binary (it runs `qtune measure-worker`): pass "
-                     "qtune_binary=PATH, set QTUNE_BINARY or put qtune on the PATH"));
+                     "qtune_binary=PATH, set QTUNE_BINARY, install with pip (it ships the "
+                     "binary) or put qtune on the PATH"));
 }
 
 // Runs `body` (returning a JSON StatusOr) without the GIL; raises its error.

@@ -127,12 +127,18 @@ def test_offline_pip_install_into_a_target_dir_imports(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = target
-    check = subprocess.run([sys.executable, "-c",
-                            "import qtune, sys; print(qtune.__file__); "
-                            "print(qtune.Session(sys.argv[1]).inputs[0]['name'])", MODEL],
-                           env=env, cwd=str(tmp_path), capture_output=True, text=True)
+    env.pop("QTUNE_BINARY", None)
+    env["PATH"] = "/usr/bin:/bin"  # no qtune there: tune() must find the one pip installed
+    script = ("import qtune, sys; print(qtune.__file__); "
+              "print(qtune.Session(sys.argv[1]).inputs[0]['name']); "
+              "r = qtune.tune(sys.argv[1], sys.argv[2], sys.argv[3], candidates=['fp32'], "
+              "iters=2, rounds=1); print(r['candidate'])")
+    check = subprocess.run([sys.executable, "-c", script, MODEL, CALIB, str(tmp_path / "pip.qtc")],
+                           env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stderr
-    assert check.stdout.splitlines() == [os.path.join(target, os.path.basename(qtune.__file__)), "input"]
+    assert check.stdout.splitlines() == [os.path.join(target, os.path.basename(qtune.__file__)),
+                                         "input", "fp32"]
+    assert os.access(os.path.join(target, "qtune_bin", "qtune"), os.X_OK)
 
 
 def test_tune_returns_the_cli_json_shape_and_a_loadable_checkpoint(tmp_path):
