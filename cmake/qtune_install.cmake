@@ -8,8 +8,9 @@
 # Contract: the exported targets are qtune::core, ir, passes, runtime, quant, autotune,
 # tune (static libraries, the module diagram of ARCHITECTURE.md) and qtune::qtune, an
 # interface target that links them all. qtuneConfig.cmake finds their dependencies with
-# find_dependency (cmake/qtuneConfig.cmake.in); the list there must follow the
-# target_link_libraries lines of src/*/CMakeLists.txt.
+# find_dependency (cmake/qtuneConfig.cmake.in); the list there, and the Requires/Libs of
+# lib/pkgconfig/qtune.pc (cmake/qtune.pc.in), must follow the target_link_libraries lines
+# of src/*/CMakeLists.txt.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -56,3 +57,25 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/qtuneConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/qtuneConfig.cmake ${PROJECT_BINARY_DIR}/qtuneConfigVersion.cmake
         DESTINATION ${QTUNE_INSTALL_CMAKEDIR})
+
+# pkg-config file (cmake/qtune.pc.in, docs/cmake.md): <libdir>/pkgconfig/qtune.pc. Its prefix
+# is the path from that folder back to the install prefix, so the file works under any
+# `cmake --install --prefix` and after the tree is moved. An absolute CMAKE_INSTALL_LIBDIR or
+# INCLUDEDIR is written as given (that tree cannot be moved).
+set(QTUNE_PKGCONFIG_INSTALLDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(QTUNE_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH _qtune_pc_up "/qtune-prefix/${QTUNE_PKGCONFIG_INSTALLDIR}" "/qtune-prefix")
+  string(REGEX REPLACE "/$" "" _qtune_pc_up "${_qtune_pc_up}")  # "../../" -> "../.."
+  set(QTUNE_PC_PREFIX "\${pcfiledir}/${_qtune_pc_up}")
+endif()
+foreach(_dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_dir}}")
+    set(QTUNE_PC_${_dir} "${CMAKE_INSTALL_${_dir}}")
+  else()
+    set(QTUNE_PC_${_dir} "\${prefix}/${CMAKE_INSTALL_${_dir}}")
+  endif()
+endforeach()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/qtune.pc.in ${PROJECT_BINARY_DIR}/qtune.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/qtune.pc DESTINATION ${QTUNE_PKGCONFIG_INSTALLDIR})

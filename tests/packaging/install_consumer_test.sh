@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The installed CMake package works for a project outside qtune (docs/cmake.md):
-# `cmake --install` the build into a fresh prefix, configure and build
+# The installed CMake package and pkg-config file work for a project outside qtune
+# (docs/cmake.md): `cmake --install` the build into a fresh prefix, configure and build
 # tests/packaging/consumer against it with find_package(qtune), run it on a model and check
-# the output names and shapes it prints.
+# the output names and shapes it prints; then move the prefix (qtune.pc must be
+# relocatable), compile the same main.cc with plain `c++ $(pkg-config --cflags --libs qtune)`
+# and check its output the same way.
 # Usage: install_consumer_test.sh BUILD_DIR SOURCE_DIR MODEL EXPECTED_LINE
 set -euo pipefail
 build_dir=$1 source_dir=$2 model=$3 expected=$4
@@ -11,7 +13,8 @@ trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" > "$work/install.log"
 for f in bin/qtune include/qtune/runtime/session.h lib/cmake/qtune/qtuneConfig.cmake \
-         lib/cmake/qtune/qtuneConfigVersion.cmake lib/cmake/qtune/qtuneTargets.cmake; do
+         lib/cmake/qtune/qtuneConfigVersion.cmake lib/cmake/qtune/qtuneTargets.cmake \
+         lib/pkgconfig/qtune.pc; do
   if [[ ! -e "$work/prefix/$f" ]]; then
     echo "FAIL: cmake --install did not install $f" >&2
     exit 1
@@ -37,4 +40,30 @@ if [[ "$output" != *"$expected"* ]]; then
   echo "FAIL: expected a line '$expected'" >&2
   exit 1
 fi
-echo "PASS: installed package builds and runs a consumer"
+echo "PASS: installed CMake package builds and runs a consumer"
+
+# pkg-config, from a moved prefix: nothing may point at the install or source location.
+mv "$work/prefix" "$work/moved"
+command -v pkg-config > /dev/null ||
+  { echo "FAIL: pkg-config not found (scripts/install_deps.sh installs it)" >&2; exit 1; }
+export PKG_CONFIG_PATH="$work/moved/lib/pkgconfig"
+flags=$(pkg-config --cflags --libs qtune) ||
+  { echo "FAIL: pkg-config --cflags --libs qtune" >&2; exit 1; }
+echo "pkg-config --cflags --libs qtune: $flags"
+if [[ "$flags" != *"-I$work/moved/lib/pkgconfig/../../include/qtune"* ]] ||
+   [[ "$flags" == *"$work/prefix"* || "$flags" == *"$source_dir/src"* ]]; then
+  echo "FAIL: qtune.pc does not point at the moved prefix $work/moved" >&2
+  exit 1
+fi
+# $flags is a list of words on purpose.
+# shellcheck disable=SC2086
+"${CXX:-c++}" -std=c++20 -O1 "$source_dir/tests/packaging/consumer/main.cc" \
+    -o "$work/consumer_pc" $flags > "$work/pc_build.log" 2>&1 ||
+  { tail -50 "$work/pc_build.log" >&2; echo "FAIL: building main.cc with pkg-config flags" >&2; exit 1; }
+output=$("$work/consumer_pc" "$model")
+echo "$output"
+if [[ "$output" != *"$expected"* ]]; then
+  echo "FAIL: pkg-config consumer: expected a line '$expected'" >&2
+  exit 1
+fi
+echo "PASS: installed pkg-config file builds and runs a consumer"
