@@ -30,7 +30,9 @@
 
 // The hot loops are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time
 // (the build targets baseline x86-64; these loops are memory-bound only with wide vectors).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: the clones' load-time resolvers would run instrumented before
+// its runtime starts.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define QTUNE_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define QTUNE_VECTOR_CLONES
