@@ -37,12 +37,23 @@ class PySession {
         model_path_(std::move(model_path)),
         threads_(threads) {}
 
-  static std::unique_ptr<PySession> Open(const std::string& path, int threads) {
+  // `model`: a path (str or os.PathLike) or the serialized model (bytes), as ONNX Runtime's
+  // InferenceSession takes. Bytes cannot refer to external data files.
+  static std::unique_ptr<PySession> Open(const py::object& model, int threads) {
     if (threads < 1) {
       ThrowStatus(Status(StatusCode::kInvalidArgument,
                          "threads must be at least 1, got " + std::to_string(threads)));
     }
-    std::unique_ptr<ir::Graph> graph = ValueOrThrow(ir::LoadModel(path));
+    std::unique_ptr<ir::Graph> graph;
+    std::string path;
+    if (py::isinstance<py::bytes>(model)) {
+      const std::string bytes = model.cast<std::string>();
+      path = "<bytes>";
+      graph = ValueOrThrow(ir::ParseModel(bytes, "model bytes", ir::LoadOptions{}));
+    } else {
+      path = py::str(py::module_::import("os").attr("fspath")(model)).cast<std::string>();
+      graph = ValueOrThrow(ir::LoadModel(path));
+    }
     runtime::SessionOptions options;
     options.threads = threads;
     auto session = ValueOrThrow(runtime::Session::Create(*graph, options));
@@ -164,8 +175,9 @@ class PySession {
 void BindSession(py::module_& module) {
   py::class_<PySession>(module, "Session",
                         "An ONNX model compiled by qtune's engine (docs/python.md).")
-      .def(py::init(&PySession::Open), py::arg("model_path"), py::arg("threads") = 1,
-           "Loads and prepares MODEL_PATH (.onnx); raises qtune.Error subclasses on failure.")
+      .def(py::init(&PySession::Open), py::arg("model"), py::arg("threads") = 1,
+           "Loads and prepares MODEL, a path to a .onnx file or the model's bytes; raises "
+           "qtune.Error subclasses on failure.")
       .def("run", &PySession::Run, py::arg("feeds"),
            "Runs the model on {input name: array}; returns {output name: array} in graph "
            "order. The GIL is released while it runs.")

@@ -4,6 +4,7 @@ with PYTHONPATH at the build's python/ folder; QTUNE_SOURCE_DIR, QTUNE_BINARY an
 QTUNE_BUILD_DIR come from there."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -188,3 +189,40 @@ def test_eval_is_the_cli_json_and_takes_arrays(tmp_path):
     assert result == cli
     assert result["top1_agreement"] > 0.95
     assert qtune.eval(MODEL, quantized, np.load(short), threads=2)["outputs"] == cli["outputs"]
+
+
+def test_session_from_bytes_equals_session_from_path():
+    with open(MODEL, "rb") as f:
+        from_bytes = qtune.Session(f.read())
+    from_path = qtune.Session(MODEL)
+    x = np.load(CALIB)[:4]
+    assert from_bytes.inputs == from_path.inputs
+    np.testing.assert_array_equal(from_bytes.run({"input": x})["logits"],
+                                  from_path.run({"input": x})["logits"])
+    with pytest.raises(qtune.DataLoss, match="model bytes is not a valid ONNX model"):
+        qtune.Session(b"not an onnx model")
+
+
+def test_fp32_and_int8_outputs_match_onnx_runtime(tmp_path):
+    """The second oracle: ONNX Runtime (tools/ort, Node.js) on the same inputs, for the float
+    model and for qtune's own QDQ export. Under CI=true a missing node or ORT fails."""
+    ort_run = os.path.join(SOURCE_DIR, "tools/ort/ort_run.js")
+    node = shutil.which("node")
+    if node is None or not os.path.isdir(os.path.join(SOURCE_DIR, "tools/ort/node_modules")):
+        if os.environ.get("CI") == "true":
+            pytest.fail("ONNX Runtime (node and tools/ort/node_modules) is missing under CI=true")
+        pytest.skip("ONNX Runtime (node and tools/ort/node_modules) is not installed")
+    quantized = str(tmp_path / "int8.onnx")
+    qtune.quantize(MODEL, quantized, calib=np.load(CALIB)[:64])
+    x = np.load(CALIB)[:8]
+    feed = str(tmp_path / "x.npy")
+    np.save(feed, x)
+    for model, tolerance in ((MODEL, 1e-4), (quantized, 0.05)):
+        out_dir = tmp_path / ("ort_" + os.path.basename(model))
+        subprocess.run([node, ort_run, model, str(out_dir), "input=" + feed], check=True,
+                       capture_output=True, timeout=120)
+        expected = np.load(out_dir / "logits.npy")
+        got = qtune.Session(model).run({"input": x})["logits"]
+        scale = float(np.abs(expected).max())
+        assert np.abs(got - expected).max() <= tolerance * scale, model
+        assert (got.argmax(1) == expected.argmax(1)).all(), model

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The installed CMake package and pkg-config file work for a project outside qtune
 # (docs/cmake.md): `cmake --install` the build into a fresh prefix, configure and build
-# tests/packaging/consumer against it with find_package(qtune), run it on a model and check
+# examples/cpp against it with find_package(qtune), run it on a model and check
 # the output names and shapes it prints; then move the prefix (qtune.pc must be
 # relocatable), compile the same main.cc with plain `c++ $(pkg-config --cflags --libs qtune)`
 # and check its output the same way.
@@ -28,7 +28,7 @@ fi
 
 generator=()
 command -v ninja > /dev/null && generator=(-G Ninja)
-cmake -S "$source_dir/tests/packaging/consumer" -B "$work/build" "${generator[@]}" \
+cmake -S "$source_dir/examples/cpp" -B "$work/build" "${generator[@]}" \
       -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log" >&2; echo "FAIL: configuring the consumer project" >&2; exit 1; }
 cmake --build "$work/build" > "$work/build.log" 2>&1 ||
@@ -57,7 +57,7 @@ if [[ "$flags" != *"-I$work/moved/lib/pkgconfig/../../include/qtune"* ]] ||
 fi
 # $flags is a list of words on purpose.
 # shellcheck disable=SC2086
-"${CXX:-c++}" -std=c++20 -O1 "$source_dir/tests/packaging/consumer/main.cc" \
+"${CXX:-c++}" -std=c++20 -O1 "$source_dir/examples/cpp/main.cc" \
     -o "$work/consumer_pc" $flags > "$work/pc_build.log" 2>&1 ||
   { tail -50 "$work/pc_build.log" >&2; echo "FAIL: building main.cc with pkg-config flags" >&2; exit 1; }
 output=$("$work/consumer_pc" "$model")
