@@ -21,6 +21,7 @@
 #include "core/sha256.h"
 #include "util/missing_dependency.h"
 #include "workers/redis_server.h"
+#include "workers/redis_test_fixture.h"
 
 namespace qtune::autotune {
 namespace {
@@ -32,8 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kModel = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx";
 const std::string kCalib = std::string(QTUNE_MODELS_DIR) + "/fmnist/calib_512.npy";
-const char kLatencyOfFile[] =
-    "n=$(cksum < \"$1\" | cut -d' ' -f1)\necho \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
+using qtune::testing::kLatencyOfFileScript;
 // The same latencies; each call also takes 50 ms and appends "START END" (ns) to
 // intervals.txt beside the script, so a test can count the calls that ran at once.
 const char kTimedLatencyOfFile[] =
@@ -41,24 +41,19 @@ const char kTimedLatencyOfFile[] =
     "echo \"$s $(date +%s%N)\" >> \"$(dirname \"$0\")/intervals.txt\"\n"
     "echo \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
 
-class WorkersAutotuneTest : public ::testing::Test {
+class WorkersAutotuneTest : public qtune::testing::RedisTest {
  protected:
+  WorkersAutotuneTest() : RedisTest("qtune_workers_tune_") {}
   void SetUp() override {
-    if (!qtune::testing::RedisServerAvailable()) {
-      QTUNE_SKIP_OR_FAIL_IN_CI() << "redis-server is not installed (scripts/install_deps.sh)";
-    }
-    dir_ = fs::temp_directory_path() /
-           ("qtune_workers_tune_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "bench.sh") << kLatencyOfFile;
+    RedisTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::ofstream(dir_ / "bench.sh") << kLatencyOfFileScript;
     std::ofstream(dir_ / "timed.sh") << kTimedLatencyOfFile;
   }
   void TearDown() override {
     workers_.clear();
     redis_.reset();
-    if (!HasFailure()) fs::remove_all(dir_);
+    RedisTest::TearDown();
   }
   std::string Args(const std::string& name, const std::string& extra) const {
     return "autotune " + kModel + " -o " + (dir_ / (name + ".onnx")).string() + " --calib " +
@@ -104,7 +99,6 @@ class WorkersAutotuneTest : public ::testing::Test {
     return sha.ok() ? *sha : "missing " + file;
   }
 
-  fs::path dir_;
   std::unique_ptr<RedisServer> redis_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
 };

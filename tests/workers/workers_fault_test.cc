@@ -18,6 +18,7 @@
 #include "core/sha256.h"
 #include "util/missing_dependency.h"
 #include "workers/redis_server.h"
+#include "workers/redis_test_fixture.h"
 
 namespace qtune::autotune {
 namespace {
@@ -29,32 +30,25 @@ using Clock = std::chrono::steady_clock;
 const std::string kModel = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx";
 const std::map<std::string, std::vector<int64_t>> kInputSizes = {{"input", {1, 1, 28, 28}}};
 
-// A latency that is a function of the model file's bytes (as tests/autotune does).
-const char kLatencyOfFile[] =
-    "n=$(cksum < \"$1\" | cut -d' ' -f1)\necho \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
+using qtune::testing::kLatencyOfFileScript;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-class WorkersFaultTest : public ::testing::Test {
+class WorkersFaultTest : public qtune::testing::RedisTest {
  protected:
+  WorkersFaultTest() : RedisTest("qtune_workers_") {}
   void SetUp() override {
-    if (!qtune::testing::RedisServerAvailable()) {
-      QTUNE_SKIP_OR_FAIL_IN_CI() << "redis-server is not installed (scripts/install_deps.sh)";
-    }
-    dir_ = fs::temp_directory_path() /
-           ("qtune_workers_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "fast.sh") << kLatencyOfFile;
-    std::ofstream(dir_ / "slow.sh") << "sleep 30\n" << kLatencyOfFile;
+    RedisTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::ofstream(dir_ / "fast.sh") << kLatencyOfFileScript;
+    std::ofstream(dir_ / "slow.sh") << "sleep 30\n" << kLatencyOfFileScript;
   }
   void TearDown() override {
     workers_.clear();
     redis_.reset();
-    if (!HasFailure()) fs::remove_all(dir_);
+    RedisTest::TearDown();
   }
   void StartRedis(const std::string& password = "") {
     auto server = RedisServer::Start(dir_.string(), password);
@@ -92,7 +86,6 @@ class WorkersFaultTest : public ::testing::Test {
     return path;
   }
 
-  fs::path dir_;
   std::unique_ptr<RedisServer> redis_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
 };
@@ -306,7 +299,7 @@ TEST_F(WorkersFaultTest, DroppedConnectionsAndARestartedRedisAreSurvived) {
 // MeasureMany: the jobs of a batch are in flight together, each answered exactly once,
 // also when Redis restarts (losing them) halfway.
 TEST_F(WorkersFaultTest, ABatchIsMeasuredByBothWorkersAtOnceAndSurvivesARestartedRedis) {
-  std::ofstream(dir_ / "seconds.sh") << "sleep 2\n" << kLatencyOfFile;
+  std::ofstream(dir_ / "seconds.sh") << "sleep 2\n" << kLatencyOfFileScript;
   StartRedis();
   StartWorker("b1", Command("seconds.sh"));
   StartWorker("b2", Command("seconds.sh"));

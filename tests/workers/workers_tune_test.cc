@@ -13,6 +13,7 @@
 #include "core/file_io.h"
 #include "util/missing_dependency.h"
 #include "workers/redis_server.h"
+#include "workers/redis_test_fixture.h"
 
 namespace qtune::tune {
 namespace {
@@ -25,22 +26,13 @@ using Clock = std::chrono::steady_clock;
 const std::string kModel = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx";
 const std::string kCalib = std::string(QTUNE_MODELS_DIR) + "/fmnist/calib_512.npy";
 
-class WorkersTuneTest : public ::testing::Test {
+class WorkersTuneTest : public qtune::testing::RedisTest {
  protected:
-  void SetUp() override {
-    if (!qtune::testing::RedisServerAvailable()) {
-      QTUNE_SKIP_OR_FAIL_IN_CI() << "redis-server is not installed (scripts/install_deps.sh)";
-    }
-    dir_ = fs::temp_directory_path() /
-           ("qtune_workers_tune_cmd_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  WorkersTuneTest() : RedisTest("qtune_workers_tune_cmd_") {}
   void TearDown() override {
     worker_.reset();
     redis_.reset();
-    if (!HasFailure()) fs::remove_all(dir_);
+    RedisTest::TearDown();
   }
   // A redis-server with `password` and one engine worker measuring with 1 thread.
   void StartRedisAndWorker(const std::string& password) {
@@ -59,7 +51,6 @@ class WorkersTuneTest : public ::testing::Test {
            "' --queue tune " + extra;
   }
 
-  fs::path dir_;
   std::unique_ptr<RedisServer> redis_;
   std::unique_ptr<WorkerProcess> worker_;
 };
