@@ -17,6 +17,7 @@
 #include "runtime/fused_run.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
+#include "util/random_tensor.h"
 #include "util/test_models.h"
 
 namespace qtune::quant {
@@ -86,14 +87,6 @@ std::vector<InteropCase> Cases() {
   return cases;
 }
 
-Tensor RandomInput(const std::vector<int64_t>& sizes, uint64_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
-  for (float& v : t.span<float>()) v = dist(rng);
-  return t;
-}
-
 StatusOr<std::unique_ptr<ir::Graph>> OrtLayoutModel(const ModelSpec& spec,
                                                     const OrtLayoutOptions& layout) {
   ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> model, ir::LoadModel(spec.path));
@@ -120,7 +113,7 @@ TEST_P(OrtLayoutModelTest, EveryConvFusesAndOutputsMatchReferenceAndOrt) {
   const ModelSpec spec = Spec(c.model);
   auto qdq = OrtLayoutModel(spec, c.layout);
   ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
-  NamedTensors inputs = {{spec.input, RandomInput(spec.sizes, 7)}};
+  NamedTensors inputs = {{spec.input, testing::RandomNormalTensor(spec.sizes, 7)}};
   if (c.model == "fmnist") {  // real images: a few of the calibration set
     auto images = ReadNpy(spec.calib[0]);
     ASSERT_TRUE(images.ok()) << images.status().ToString();

@@ -11,18 +11,11 @@
 
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
+#include "util/random_tensor.h"
 #include "util/test_models.h"
 
 namespace qtune::runtime {
 namespace {
-
-Tensor RandomInput(const std::vector<int64_t>& sizes, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
-  for (float& v : t.span<float>()) v = dist(rng);
-  return t;
-}
 
 bool SameBytes(const NamedTensors& a, const NamedTensors& b) {
   if (a.size() != b.size()) return false;
@@ -52,7 +45,7 @@ Runner MakeRunner(const ir::Graph& graph, int threads, const std::vector<int64_t
   EXPECT_TRUE(session.ok()) << session.status().ToString();
   if (!session.ok()) return r;
   r.session = std::move(session).value();
-  r.inputs = {{graph.inputs()[0]->name(), RandomInput(sizes, seed)}};
+  r.inputs = {{graph.inputs()[0]->name(), testing::RandomUniformTensor(sizes, seed)}};
   auto alone = r.session->Run(r.inputs);
   EXPECT_TRUE(alone.ok()) << alone.status().ToString();
   if (alone.ok()) r.alone = std::move(alone).value();

@@ -20,6 +20,7 @@
 #include "runtime/session.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
+#include "util/random_tensor.h"
 #include "util/test_models.h"
 
 namespace qtune::runtime {
@@ -28,14 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr double kMaxReferenceShare = 0.05;
-
-Tensor RandomInput(const std::vector<int64_t>& sizes, uint64_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
-  for (float& v : t.span<float>()) v = dist(rng);
-  return t;
-}
 
 // Runs `graph` `runs` times with profiling and returns the share of the profiled time
 // spent in reference-tier kernels; the profile is printed and added to `failure` text.
@@ -97,7 +90,7 @@ class EngineCoverageTest : public ::testing::TestWithParam<Case> {};
 TEST_P(EngineCoverageTest, ReferenceKernelsTakeAtMostFivePercent) {
   const Case& c = GetParam();
   std::unique_ptr<ir::Graph> graph = c.build();
-  NamedTensors inputs = {{c.input, RandomInput(c.sizes, 3)}};
+  NamedTensors inputs = {{c.input, testing::RandomUniformTensor(c.sizes, 3)}};
   std::string profile;
   double share = ReferenceShare(*graph, inputs, &profile);
   std::printf("%s: reference tier %.1f%% of the time\n%s", c.name.c_str(), 100 * share,
@@ -122,7 +115,7 @@ TEST(EngineCoverageOrtTest, AudioFrontEndAndVitBlockMatchOnnxRuntime) {
     ASSERT_TRUE(ir::SaveModel(*graph, path.string()).ok());
     std::vector<int64_t> sizes = c.sizes;
     sizes[0] = 2;  // a smaller batch is enough for values
-    NamedTensors inputs = {{c.input, RandomInput(sizes, 9)}};
+    NamedTensors inputs = {{c.input, testing::RandomUniformTensor(sizes, 9)}};
     const std::string output = graph->outputs()[0]->name();
     auto ort = testing::RunOrt(path.string(), inputs, {output});
     fs::remove(path);

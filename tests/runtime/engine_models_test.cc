@@ -10,6 +10,7 @@
 #include "runtime/session.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
+#include "util/random_tensor.h"
 #include "util/test_models.h"
 
 namespace qtune::runtime {
@@ -40,14 +41,6 @@ std::vector<ModelCase> Cases() {
   return cases;
 }
 
-Tensor RandomInput(const std::vector<int64_t>& sizes, uint64_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
-  for (float& v : t.span<float>()) v = dist(rng);
-  return t;
-}
-
 // Rows of short dark bars on a light page, normalized like PP-OCR's preprocessing.
 Tensor TextPageInput(const std::vector<int64_t>& sizes) {
   Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
@@ -75,7 +68,8 @@ TEST_P(EngineModelsTest, OutputsMatchOnnxRuntimeAndReference) {
   const std::string& path = c.path.empty() ? testing::ResNet18File() : c.path;
   auto graph = ir::LoadModel(path);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  Tensor x = c.kind == InputKind::kTextPage ? TextPageInput(c.sizes) : RandomInput(c.sizes, 7);
+  Tensor x = c.kind == InputKind::kTextPage ? TextPageInput(c.sizes)
+                                            : testing::RandomUniformTensor(c.sizes, 7);
   NamedTensors inputs = {{c.input, x}};
   std::vector<std::string> output_names;
   for (const ir::Value* v : (*graph)->outputs()) output_names.push_back(v->name());

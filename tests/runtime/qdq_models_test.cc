@@ -17,6 +17,7 @@
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 #include "util/qdq_model.h"
+#include "util/random_tensor.h"
 #include "util/test_models.h"
 
 namespace qtune::runtime {
@@ -59,14 +60,6 @@ std::vector<QdqCase> Cases() {
   return cases;
 }
 
-Tensor RandomInput(const std::vector<int64_t>& sizes, uint64_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
-  for (float& v : t.span<float>()) v = dist(rng);
-  return t;
-}
-
 std::unique_ptr<ir::Graph> Cleaned(const std::string& path) {
   auto graph = ir::LoadModel(path);
   EXPECT_TRUE(graph.ok()) << graph.status().ToString();
@@ -85,10 +78,10 @@ TEST_P(QdqModelTest, FusesAndMatchesReferenceAndOrt) {
   const QdqCase& c = GetParam();
   const std::string& path = c.path.empty() ? testing::ResNet18File() : c.path;
   std::unique_ptr<ir::Graph> model = Cleaned(path);
-  NamedTensors calib = {{c.input, RandomInput(c.sizes, 1)}};
+  NamedTensors calib = {{c.input, testing::RandomNormalTensor(c.sizes, 1)}};
   auto qdq = testing::BuildNaiveQdq(*model, calib, c.style);
   ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
-  NamedTensors inputs = {{c.input, RandomInput(c.sizes, 2)}};
+  NamedTensors inputs = {{c.input, testing::RandomNormalTensor(c.sizes, 2)}};
 
   auto run = RunFusedAndReference(**qdq, inputs);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
@@ -137,7 +130,7 @@ TEST(QdqSafePath, WithoutInt8DotProductFullRangeWeightsStayFloat) {
   std::unique_ptr<ir::Graph> model =
       Cleaned(std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx");
   std::vector<int64_t> sizes = {4, 1, 28, 28};
-  NamedTensors calib = {{"input", RandomInput(sizes, 1)}};
+  NamedTensors calib = {{"input", testing::RandomNormalTensor(sizes, 1)}};
   auto qdq = testing::BuildNaiveQdq(*model, calib, Style(true, true));
   ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
   onednn::ForceNoInt8DotProductForTesting(true);
@@ -150,7 +143,7 @@ TEST(QdqSafePath, WithoutInt8DotProductFullRangeWeightsStayFloat) {
   for (const PlanStep& step : (*plan)->steps) ++ops[step.op_type];
   EXPECT_EQ(ops["QConv"], 0) << (*plan)->ToString();
   EXPECT_GT(ops["Conv"] + ops["FusedConv"], 0);
-  NamedTensors inputs = {{"input", RandomInput(sizes, 2)}};
+  NamedTensors inputs = {{"input", testing::RandomNormalTensor(sizes, 2)}};
   auto got = (*session)->Run(inputs);
   auto want = RunReference(**qdq, inputs);
   ASSERT_TRUE(got.ok() && want.ok());
