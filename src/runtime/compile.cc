@@ -11,6 +11,7 @@
 #include "runtime/fusion/fusion_pipeline.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/plan/memory_planner.h"
+#include "runtime/plan/non_finite.h"
 #include "runtime/plan/view_ops.h"
 #include "runtime/shape/infer_shapes.h"
 
@@ -187,6 +188,9 @@ class PlanBuilder {
     }
     PlanStep step{node.name(), node.op_type(), std::move(choice->kernel), {}, {}};
     step.inplace_input = choice->inplace_input;
+    // The reference tier propagates NaN and inf; the fast tier checks where they can start.
+    step.check_non_finite = options_.use_onednn &&
+                            MayCreateNonFinite(node, {request.inputs.data(), node.num_inputs()});
     for (size_t i = 0; i < node.num_inputs() + node.implicit_inputs().size(); ++i) {
       const ir::Value* in =
           i < node.num_inputs() ? node.input(i) : node.implicit_inputs()[i - node.num_inputs()];

@@ -5,6 +5,7 @@
 #include "core/shape.h"
 #include "passes/pipeline.h"
 #include "runtime/kernels/onednn_context.h"
+#include "runtime/plan/non_finite.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
@@ -30,22 +31,6 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const ir::Graph& graph,
   }
   return std::unique_ptr<Session>(new Session(std::move(copy), std::move(effective)));
 }
-
-namespace {
-
-// True when a floating-point input holds NaN or +-inf (x - x is NaN exactly then); no
-// early exit, so the loop vectorizes.
-bool AnyNonFinite(const Tensor& t) {
-  bool bad = false;
-  if (t.dtype() == DataType::kFloat32) {
-    for (float v : t.span<float>()) bad |= !(v - v == 0.0f);
-  } else if (t.dtype() == DataType::kFloat64) {
-    for (double v : t.span<double>()) bad |= !(v - v == 0.0);
-  }
-  return bad;
-}
-
-}  // namespace
 
 StatusOr<PlanExecutor*> Session::PlanFor(const std::map<std::string, std::vector<int64_t>>& sizes,
                                          bool reference) {
@@ -136,11 +121,11 @@ StatusOr<PlanExecutor*> Session::ExecutorForGivenInputs(bool reference) {
 StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   RETURN_IF_ERROR(MatchInputs(inputs));
-  bool non_finite = false;
+  bool reference = false;  // NaN or inf in the inputs (see session.h)
   if (options_.use_onednn) {
-    for (const Tensor* tensor : given_) non_finite |= AnyNonFinite(*tensor);
+    for (const Tensor* tensor : given_) reference |= AnyNonFinite(*tensor);
   }
-  ASSIGN_OR_RETURN(PlanExecutor * executor, ExecutorForGivenInputs(non_finite));
+  ASSIGN_OR_RETURN(PlanExecutor * executor, ExecutorForGivenInputs(reference));
   const Plan& plan = executor->plan();
 
   NamedTensors outputs;  // the only allocations of a warm run: what the caller gets
@@ -154,16 +139,26 @@ StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
   for (size_t i = 0; i < given_.size(); ++i) input_views_[i].ViewOf(*given_[i]);
   output_views_.resize(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) output_views_[i].ViewOf(outputs[i].second);
-  auto binding = bindings_.find(executor);
-  if (binding == bindings_.end()) {
-    ASSIGN_OR_RETURN(PlanBinding b, executor->Bind(input_views_, output_views_));
-    binding = bindings_.emplace(executor, std::move(b)).first;
-  } else {
-    RETURN_IF_ERROR(executor->Rebind(binding->second, input_views_, output_views_));
+  const int64_t non_finite_before = NonFiniteStepsSeen();
+  RETURN_IF_ERROR(RunBound(*executor, reference));
+  if (!reference && NonFiniteStepsSeen() != non_finite_before) {
+    // A step made NaN or inf from finite inputs: the outputs come from the reference tier.
+    ASSIGN_OR_RETURN(executor, ExecutorForGivenInputs(true));
+    RETURN_IF_ERROR(RunBound(*executor, true));
   }
-  if (options_.use_onednn && !non_finite) onednn::SetThreads(plan.threads);
-  RETURN_IF_ERROR(executor->Run(binding->second, "", options_.profile));
   return outputs;
+}
+
+Status Session::RunBound(PlanExecutor& executor, bool reference) {
+  auto binding = bindings_.find(&executor);
+  if (binding == bindings_.end()) {
+    ASSIGN_OR_RETURN(PlanBinding b, executor.Bind(input_views_, output_views_));
+    binding = bindings_.emplace(&executor, std::move(b)).first;
+  } else {
+    RETURN_IF_ERROR(executor.Rebind(binding->second, input_views_, output_views_));
+  }
+  if (options_.use_onednn && !reference) onednn::SetThreads(executor.plan().threads);
+  return executor.Run(binding->second, "", options_.profile);
 }
 
 }  // namespace qtune::runtime

@@ -8,7 +8,9 @@
 // NaN and infinity: oneDNN's max-based kernels (ReLU, pooling, clamps) turn NaN into a
 // number. A Run whose floating-point inputs hold NaN or +-inf therefore runs on the
 // reference tier (compiled once per sizes, like the fast plan), which propagates them as
-// ONNX Runtime and numpy do. Checking costs one pass over the inputs.
+// ONNX Runtime and numpy do. Checking costs one pass over the inputs. A NaN or inf that a
+// step creates from finite inputs (Div by 0, Log of a negative, ...) is caught where it
+// starts (plan/non_finite.h) and the call runs again on the reference tier.
 #pragma once
 
 #include <map>
@@ -73,6 +75,9 @@ class Session {
   Status MatchInputs(const NamedTensors& inputs);
   // The plan for given_'s sizes: the last one when they did not change.
   StatusOr<PlanExecutor*> ExecutorForGivenInputs(bool reference);
+  // Binds input_views_ and output_views_ to `executor` (once per executor, then re-points)
+  // and runs it.
+  Status RunBound(PlanExecutor& executor, bool reference);
   std::string InputList() const;  // " 'a' 'b'", for errors
 
   std::unique_ptr<ir::Graph> graph_;

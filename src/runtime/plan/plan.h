@@ -44,6 +44,8 @@ struct PlanStep {
   std::vector<int> inputs;   // value ids; -1 for an omitted input
   std::vector<int> outputs;  // value ids; -1 for an omitted output
   int inplace_input = -1;    // see KernelChoice::inplace_input
+  // The executor checks this step's outputs for NaN and inf (plan/non_finite.h).
+  bool check_non_finite = false;
   // Filled when the session profiles: total time in this step and how often it ran.
   double profile_ms = 0;
   int64_t profile_runs = 0;

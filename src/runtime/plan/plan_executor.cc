@@ -5,6 +5,7 @@
 
 #include "core/shape.h"
 #include "runtime/plan/memory_planner.h"
+#include "runtime/plan/non_finite.h"
 
 namespace qtune::runtime {
 namespace {
@@ -140,6 +141,14 @@ Status PlanExecutor::Run(PlanBinding& binding, const std::string& what, bool pro
     if (!status.ok()) {
       std::string context = step.op_type + " '" + step.node_name + "'";
       return status.WithContext(what.empty() ? context : what + ": " + context);
+    }
+    if (step.check_non_finite) {
+      for (const Tensor& out : binding.step_outputs[s]) {
+        if (out.is_valid() && AnyNonFinite(out)) {
+          CountNonFiniteStep();
+          break;
+        }
+      }
     }
   }
   for (auto& [id, destination] : binding.copies) {

@@ -1,6 +1,7 @@
 // Reference kernels for unary elementwise ops: activations, math functions, rounding,
 // Not, Identity, Dropout (inference), IsNaN/IsInf. float16/bfloat16/float8 inputs are
 // computed in float32 and rounded back.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <type_traits>
@@ -55,7 +56,8 @@ Outputs Unary(const KernelArgs& args, Op op) {
 #define FLOAT_OP(expr) [=](auto v) { return expr; }
 
 Outputs Relu(const KernelArgs& a) {
-  return Unary<kFloatTypes | kSignedTypes>(a, [](auto v) { return v > 0 ? v : decltype(v){0}; });
+  // v < 0, not v > 0: NaN passes through, as in ONNX Runtime and numpy.
+  return Unary<kFloatTypes | kSignedTypes>(a, [](auto v) { return v < 0 ? decltype(v){0} : v; });
 }
 Outputs LeakyRelu(const KernelArgs& a) {
   double alpha = a.node.GetFloat("alpha", 0.01f);
@@ -66,10 +68,10 @@ Outputs Sigmoid(const KernelArgs& a) {
 }
 Outputs HardSigmoid(const KernelArgs& a) {
   double alpha = a.node.GetFloat("alpha", 0.2f), beta = a.node.GetFloat("beta", 0.5f);
-  return Unary<kFloatTypes>(a, FLOAT_OP(std::max(0.0, std::min(1.0, alpha * v + beta))));
+  return Unary<kFloatTypes>(a, FLOAT_OP(std::clamp(alpha * v + beta, 0.0, 1.0)));
 }
 Outputs HardSwish(const KernelArgs& a) {
-  return Unary<kFloatTypes>(a, FLOAT_OP(v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5))));
+  return Unary<kFloatTypes>(a, FLOAT_OP(v * std::clamp(v / 6.0 + 0.5, 0.0, 1.0)));
 }
 Outputs Tanh(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::tanh(v))); }
 Outputs Erf(const KernelArgs& a) { return Unary<kFloatTypes>(a, FLOAT_OP(std::erf(v))); }
@@ -112,8 +114,7 @@ Outputs Selu(const KernelArgs& a) {
 }
 Outputs Celu(const KernelArgs& a) {
   double alpha = a.node.GetFloat("alpha", 1.0f);
-  return Unary<kFloatTypes>(
-      a, FLOAT_OP(std::max(0.0, double(v)) + std::min(0.0, alpha * std::expm1(v / alpha))));
+  return Unary<kFloatTypes>(a, FLOAT_OP(v < 0 ? alpha * std::expm1(v / alpha) : double(v)));
 }
 Outputs ThresholdedRelu(const KernelArgs& a) {
   double alpha = a.node.GetFloat("alpha", 1.0f);

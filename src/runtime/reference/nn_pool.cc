@@ -93,8 +93,9 @@ void RunMaxPool(const PoolShape& s, const Tensor& x, bool column_major, Tensor& 
     int64_t best_offset = -1;
     for (const WindowTap& tap : window.taps) {
       T v = x_plane[tap.input_offset];
-      // Like ONNX Runtime: the first maximum wins; a NaN only wins as the first tap.
-      if (best_offset < 0 || v > best) {
+      // The first maximum wins; a NaN anywhere in the window wins (as numpy's max and
+      // PyTorch's max_pool2d; ONNX Runtime's MLAS pooling drops it), its first one.
+      if (best_offset < 0 || v > best || (v != v && best == best)) {
         best = v;
         best_offset = tap.input_offset;
       }
