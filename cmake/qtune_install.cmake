@@ -1,37 +1,49 @@
 # Install rules and the CMake package (docs/cmake.md): `cmake --install` puts the qtune
-# libraries, every header under src/ (as include/qtune/<module>/...), the `qtune` binary
-# and qtuneConfig.cmake in place, so another project can do
+# libraries, the public headers (include/qtune/*.h), the `qtune` binary and
+# qtuneConfig.cmake in place, so another project can do
 #
 #   find_package(qtune REQUIRED)
-#   target_link_libraries(app PRIVATE qtune::qtune)
+#   target_link_libraries(app PRIVATE qtune::qtune)   # then #include <qtune/qtune.h>
 #
-# Contract: the exported targets are qtune::core, ir, passes, runtime, quant, autotune,
-# tune (static libraries, the module diagram of ARCHITECTURE.md) and qtune::qtune, an
-# interface target that links them all. qtuneConfig.cmake finds their dependencies with
-# find_dependency (cmake/qtuneConfig.cmake.in); the list there, and the Requires/Libs of
+# Contract: qtune::qtune is the public C++ API (include/qtune/, src/api/): its headers, on
+# the include path as <qtune/...>, are the whole supported surface. They use core's value
+# types (Status, StatusOr, Tensor, DataType), so those four headers are installed too, under
+# include/qtune/internal/core/ (on the include path as "core/...", which is how the public
+# headers and they themselves include them); no other internal header is installed
+# (tests/packaging/install_consumer_test.sh checks the list). The module libraries
+# (qtune::core, ir, passes, runtime, quant, autotune, tune: static, the module diagram of
+# ARCHITECTURE.md) are exported because qtune::qtune links them, not for direct use.
+# qtuneConfig.cmake finds their dependencies with find_dependency
+# (cmake/qtuneConfig.cmake.in); the list there, and the Requires/Libs of
 # lib/pkgconfig/qtune.pc (cmake/qtune.pc.in), must follow the target_link_libraries lines
 # of src/*/CMakeLists.txt.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(QTUNE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/qtune)
-set(_qtune_modules core ir passes runtime quant autotune tune)
+set(_qtune_modules core ir passes runtime quant autotune tune api)
+# The internal headers the public ones include (directly or through each other).
+set(_qtune_internal_headers core/status.h core/tensor.h core/dtype.h core/check.h)
+set(QTUNE_INSTALL_INTERNAL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/qtune/internal)
 
 foreach(_module IN LISTS _qtune_modules)
-  set(_target qtune_${_module})
-  # The modules declare `${PROJECT_SOURCE_DIR}/src` as their include directory; an
-  # installed tree has it at include/qtune. Rewrite the property for both cases here so the
-  # module CMakeLists stay as they are.
-  set_target_properties(${_target} PROPERTIES
-    EXPORT_NAME ${_module}
-    INTERFACE_INCLUDE_DIRECTORIES
-      "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/qtune>")
+  set_target_properties(qtune_${_module} PROPERTIES EXPORT_NAME ${_module})
 endforeach()
+# The modules declare `${PROJECT_SOURCE_DIR}/src` as their include directory. Installed,
+# only core's has headers (the four above); the others have none to offer.
+set_target_properties(qtune_core PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
+  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>;$<INSTALL_INTERFACE:${QTUNE_INSTALL_INTERNAL_INCLUDEDIR}>")
+foreach(_module ir passes runtime quant autotune tune)
+  set_target_properties(qtune_${_module} PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>")
+endforeach()
+set_target_properties(qtune_api PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
+  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
 
-# qtune::qtune: everything a user links (tune pulls in the modules below it).
+# qtune::qtune: everything a user links.
 add_library(qtune_package INTERFACE)
 set_target_properties(qtune_package PROPERTIES EXPORT_NAME qtune)
-target_link_libraries(qtune_package INTERFACE qtune_tune)
+target_link_libraries(qtune_package INTERFACE qtune_api)
 add_library(qtune::qtune ALIAS qtune_package)
 
 list(TRANSFORM _qtune_modules PREPEND qtune_ OUTPUT_VARIABLE _qtune_targets)
@@ -41,12 +53,13 @@ install(TARGETS ${_qtune_targets} qtune_package
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS qtune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Headers: every module's, since the public ones include internal ones (session.h includes
-# runtime/compile.h, ...). The directory layout is kept: #include "runtime/session.h".
-foreach(_module IN LISTS _qtune_modules)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/${_module}
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/qtune
-          FILES_MATCHING PATTERN "*.h")
+# Headers: the public ones, and the internal ones they need (see the contract above).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/qtune DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+foreach(_header IN LISTS _qtune_internal_headers)
+  get_filename_component(_dir ${_header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/src/${_header}
+          DESTINATION ${QTUNE_INSTALL_INTERNAL_INCLUDEDIR}/${_dir})
 endforeach()
 
 install(EXPORT qtuneTargets NAMESPACE qtune:: DESTINATION ${QTUNE_INSTALL_CMAKEDIR})

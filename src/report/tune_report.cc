@@ -91,21 +91,11 @@ std::string LatencyBars(const json& table) {
 
 }  // namespace
 
-std::string RenderTuneReport(const json& result, const std::string& source) {
-  const json& table = ArrayField(result, "table");
-  HtmlPage page("qtune tune report",
-                {"source: " + source, "model: " + StringField(result, "model")});
-  std::string chosen = "-";
-  for (const json& row : table) {
-    if (BoolField(row, "chosen")) chosen = RowName(row) + " thread(s)";
-  }
-  const std::string note = StringField(result, "strategy_note");
-  page.Facts(
-      {{"chosen", chosen},
-       {"strategy", StringField(result, "strategy") + (note.empty() ? "" : " (" + note + ")")},
-       {"checkpoint", StringField(result, "checkpoint")},
-       {"measured input sizes", InputSizes(ObjectField(result, "input_sizes"))}});
+std::string TuneRowName(const json& row) { return RowName(row); }
 
+std::string TuneInputSizes(const json& sizes) { return InputSizes(sizes); }
+
+void AddTuneSections(HtmlPage& page, const json& table) {
   page.Heading("Latency against accuracy");
   page.Paragraph(
       "Each passing candidate at each thread count: its latency and its output "
@@ -131,6 +121,23 @@ std::string RenderTuneReport(const json& result, const std::string& source) {
     t.highlight.push_back(BoolField(row, "chosen"));
   }
   page.Table(t);
+}
+
+std::string RenderTuneReport(const json& result, const std::string& source) {
+  const json& table = ArrayField(result, "table");
+  HtmlPage page("qtune tune report",
+                {"source: " + source, "model: " + StringField(result, "model")});
+  std::string chosen = "-";
+  for (const json& row : table) {
+    if (BoolField(row, "chosen")) chosen = RowName(row) + " thread(s)";
+  }
+  const std::string note = StringField(result, "strategy_note");
+  page.Facts(
+      {{"chosen", chosen},
+       {"strategy", StringField(result, "strategy") + (note.empty() ? "" : " (" + note + ")")},
+       {"checkpoint", StringField(result, "checkpoint")},
+       {"measured input sizes", InputSizes(ObjectField(result, "input_sizes"))}});
+  AddTuneSections(page, table);
   return page.Finish();
 }
 

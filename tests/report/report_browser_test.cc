@@ -147,5 +147,16 @@ TEST_F(ReportBrowserTest, TuneAndQuantizeReportsRenderWithPlotsAndNoConsoleError
   ExpectRendersCleanly(Path("report-quantize.html"));
 }
 
+TEST_F(ReportBrowserTest, CheckpointReportRendersWithPlotsAndNoConsoleErrors) {
+  if (chromium_.empty()) QTUNE_SKIP_OR_FAIL_IN_CI() << "chromium is not installed";
+  auto r = RunQtuneCli("tune " + kFmnistModel + " --calib " + kFmnistCalib + " -o " +
+                       Path("fmnist.qtc") +
+                       " --candidates fp32,int8 --calib-samples 64 --iters 3 --rounds 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = RunQtuneCli("report " + Path("fmnist.qtc") + " -o " + Path("report-checkpoint.html"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ExpectRendersCleanly(Path("report-checkpoint.html"));
+}
+
 }  // namespace
 }  // namespace qtune::report

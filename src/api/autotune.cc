@@ -1,0 +1,53 @@
+// qtune::Autotune (include/qtune/autotune.h) over autotune::RunAutotune.
+#include "autotune/autotune.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/qtune_binary.h"
+#include "qtune/autotune.h"
+
+namespace qtune {
+namespace {
+
+double NumberAt(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+}  // namespace
+
+StatusOr<AutotuneResult> Autotune(const std::string& model_path, const std::string& output_path,
+                                  const AutotuneOptions& options) {
+  if (options.work_dir.empty()) {
+    return InvalidArgumentError(
+        "qtune::Autotune: options.work_dir is empty; give the folder that holds the search's "
+        "state (the same folder again resumes it)");
+  }
+  autotune::AutotuneOptions engine;
+  engine.model_path = model_path;
+  engine.output_path = output_path;
+  engine.work_dir = options.work_dir;
+  engine.calib_specs = options.calib;
+  engine.preprocess = options.preprocess;
+  engine.recipe = options.recipe;
+  engine.max_calib_samples = options.max_calib_samples;
+  engine.mode = options.mode;
+  engine.threads = options.threads;
+  engine.min_sqnr_db = options.min_sqnr_db;
+  engine.seed = options.seed;
+  engine.show_progress = options.show_progress;
+  ASSIGN_OR_RETURN(engine.worker_executable, api_internal::FindQtuneBinary(options.qtune_binary));
+  ASSIGN_OR_RETURN(nlohmann::json report, autotune::RunAutotune(engine));
+  AutotuneResult result;
+  result.output_path = output_path;
+  auto final_block = report.find("final");
+  if (final_block != report.end() && final_block->is_object()) {
+    result.latency_ms = NumberAt(*final_block, "latency_ms");
+    result.speedup_vs_fp32 = NumberAt(*final_block, "speedup_vs_fp32");
+    result.speedup_vs_rule = NumberAt(*final_block, "speedup_vs_rule");
+  }
+  result.report_json = report.dump(2);
+  return result;
+}
+
+}  // namespace qtune
