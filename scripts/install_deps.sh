@@ -44,3 +44,6 @@ if [ ! -f "$ORT_DIR/node_modules/onnxruntime-node/package.json" ]; then
   echo "qtune: installing onnxruntime-node into tools/ort"
   (cd "$ORT_DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
+
+# Models too big for the repository (the PP-OCRv4 recognizer), SHA-256 pinned.
+bash "$(dirname "$0")/fetch_models.sh"
