@@ -359,8 +359,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
 
   // 7. The guard: the tuned placement must not be slower than the faster baseline (that
   // meets --min-sqnr). Wins were adopted one at a time against the incumbent of the
-  // moment; measured as a whole against the start, twice, it must hold up, else the start
-  // placement is kept (a performance guard, as ModelOpt's #2318 added).
+  // moment; measured as a whole against the start, twice, it must win by more than the
+  // noise, else the start placement is kept (a performance guard, as ModelOpt's #2318 added).
   const bool guard_against_rule = rule_is_faster && rule_meets_accuracy;
   const Placement& start = guard_against_rule ? rule_placement : fp32_placement;
   const std::string start_path = guard_against_rule ? rule_path : fp32_path;
@@ -378,7 +378,9 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     ASSIGN_OR_RETURN(std::vector<Comparison> guarded, measurer.CompareMany(guard));
     const Comparison& first = guarded[0];
     const Comparison& second = guarded[1];
-    if (!first.ok || !second.ok || CombineComparisons(first, second).ratio > 1.0) {
+    // A tie within the noise goes to the start: the tuned placement must be faster.
+    const Comparison both = CombineComparisons(first, second);
+    if (!first.ok || !second.ok || both.ratio >= 1.0 - both.noise) {
       QTUNE_LOG_WARNING(
           "autotune: the tuned placement did not hold up against the {} baseline as a whole; "
           "keeping the {} baseline's placement",

@@ -157,16 +157,18 @@ class PlanBuilder {
       ASSIGN_OR_RETURN(choice, CreateControlFlowKernel(request, options_));
     }
     if (!choice && options_.use_onednn && !any_input_empty) {
-      for (KernelFactory factory : {&CreateOnednnQConvKernel,     &CreateOnednnQDeconvKernel,
-                                    &CreateOnednnQMatMulKernel,   &CreateQuantElementwiseKernel,
-                                    &CreateQuantLookupKernel,     &CreateOnednnConvKernel,
-                                    &CreateOnednnDeconvKernel,    &CreateOnednnPoolKernel,
-                                    &CreateOnednnMatMulKernel,    &CreateOnednnElementwiseKernel,
-                                    &CreateOnednnResizeKernel,    &CreateOnednnConcatKernel,
-                                    &CreateOnednnSoftmaxKernel,   &CreateOnednnLayerNormKernel,
-                                    &CreateOnednnGeluKernel,      &CreateOnednnBatchMatMulKernel,
-                                    &CreateOnednnTransposeKernel, &CreateNativeSplitKernel,
-                                    &CreateNativeReduceKernel,    &CreateNativeUnaryKernel}) {
+      for (KernelFactory factory :
+           {&CreateOnednnQConvKernel,          &CreateOnednnQDeconvKernel,
+            &CreateOnednnQMatMulKernel,        &CreateQuantElementwiseKernel,
+            &CreateQuantLookupKernel,          &CreateOnednnConvKernel,
+            &CreateOnednnUpsampleDeconvKernel, &CreateOnednnDeconvKernel,
+            &CreateOnednnPoolKernel,           &CreateOnednnMatMulKernel,
+            &CreateOnednnElementwiseKernel,    &CreateOnednnResizeKernel,
+            &CreateOnednnConcatKernel,         &CreateOnednnSoftmaxKernel,
+            &CreateOnednnLayerNormKernel,      &CreateOnednnGeluKernel,
+            &CreateOnednnBatchMatMulKernel,    &CreateOnednnTransposeKernel,
+            &CreateNativeSplitKernel,          &CreateNativeReduceKernel,
+            &CreateNativeUnaryKernel}) {
         ASSIGN_OR_RETURN(choice, factory(request));
         if (choice) break;
       }
@@ -189,8 +191,8 @@ class PlanBuilder {
     PlanStep step{node.name(), node.op_type(), std::move(choice->kernel), {}, {}};
     step.inplace_input = choice->inplace_input;
     // The reference tier propagates NaN and inf; the fast tier checks where they can start.
-    step.check_non_finite = options_.use_onednn &&
-                            MayCreateNonFinite(node, {request.inputs.data(), node.num_inputs()});
+    step.check_non_finite =
+        options_.use_onednn && MayCreateNonFinite(node, {request.inputs.data(), node.num_inputs()});
     for (size_t i = 0; i < node.num_inputs() + node.implicit_inputs().size(); ++i) {
       const ir::Value* in =
           i < node.num_inputs() ? node.input(i) : node.implicit_inputs()[i - node.num_inputs()];

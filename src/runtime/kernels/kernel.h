@@ -72,6 +72,9 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
 StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnElementwiseKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelRequest& request);
+// ConvTranspose whose kernel equals its stride, as a matrix product (onednn_upsample_deconv.cc).
+StatusOr<std::optional<KernelChoice>> CreateOnednnUpsampleDeconvKernel(
+    const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnConcatKernel(const KernelRequest& request);
 // Transformer ops: Softmax, LayerNormalization, Gelu (onednn_softmax_norm.cc), MatMul
