@@ -130,6 +130,39 @@ TEST(QuantizeLinearFast, PerTensorMatchesReference) {
   EXPECT_TRUE(CheckKernel(MakeLinearCase(s, false, rng, seed)));
 }
 
+// The AVX-512 path multiplies by 1/scale and divides only near a half-integer
+// (quant_elementwise.cc, QuotientToRound): values a few ulp either side of x/scale = k + 1/2
+// for scales that are not powers of two, and exact ties, must round as x / scale does.
+TEST(QuantizeLinearFast, NearTiesRoundAsTheQuotient) {
+  uint32_t seed = TestSeed(8205);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> scale_dist(0.001f, 0.3f);
+  std::uniform_int_distribution<int> k_dist(-140, 140);
+  for (int trial = 0; trial < 40; ++trial) {
+    const float scale = scale_dist(rng);
+    Tensor x = *Tensor::Allocate(DataType::kFloat32, {1, 4, 16, 16});
+    float* p = x.data<float>();
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      float v = (static_cast<float>(k_dist(rng)) + 0.5f) * scale;
+      for (int step = static_cast<int>(rng() % 7) - 3; step != 0; step += step > 0 ? -1 : 1) {
+        v = std::nextafter(v, step > 0 ? INFINITY : -INFINITY);
+      }
+      p[i] = v;
+    }
+    KernelCase c;
+    c.factory = &CreateQuantElementwiseKernel;
+    c.op_type = "QuantizeLinear";
+    c.opset = 19;
+    c.tolerance = 0;
+    c.seed = seed;
+    c.label = "near ties, scale " + std::to_string(scale);
+    c.inputs = {Dynamic(x), Constant(Tensor::Scalar<float>(scale)),
+                Constant(ZeroPoints(trial % 2 ? kS8 : kU8, 1, false, rng))};
+    c.expect = Expect::kFastPath;
+    EXPECT_TRUE(CheckKernel(c));
+  }
+}
+
 TEST(QuantizeLinearFast, PerChannelMatchesReferenceInBothLayouts) {
   uint32_t seed = TestSeed(8202);
   std::mt19937 rng(seed);
