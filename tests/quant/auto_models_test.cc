@@ -8,18 +8,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 
 #include "export_test_util.h"
+#include "interleaved_latency.h"
 #include "ir/onnx_io.h"
 #include "quant/auto_quantize.h"
 #include "quant/auto_sensitivity.h"
 #include "quant/calibration_data.h"
 #include "quant/quantize_model.h"
-#include "runtime/session.h"
 #include "util/missing_dependency.h"
 #include "util/test_models.h"
 
@@ -75,44 +73,6 @@ std::vector<double> PerImageIoU(const Tensor& a, const Tensor& b) {
     out.push_back(either == 0 ? 1.0 : double(both) / double(either));
   }
   return out;
-}
-
-// Process CPU time of a call: on a machine shared with other work, wall-clock time measures
-// the others' load as much as the model; CPU time of a one-thread session does not.
-template <typename F>
-double CpuMs(F&& f) {
-  timespec a{}, b{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-  f();
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-  return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
-}
-
-// Times several models: every model gets a session (one thread, one warm-up run), then
-// `rounds` rounds each run every model `runs` times in turn; a model's time is its
-// fastest run, in process CPU time (CpuMs).
-std::vector<double> InterleavedLatencyMs(const std::vector<const ir::Graph*>& graphs,
-                                         const Tensor& one_image, int rounds = 3, int runs = 4) {
-  runtime::SessionOptions options;
-  options.threads = 1;
-  std::vector<std::unique_ptr<runtime::Session>> sessions;
-  runtime::NamedTensors inputs;
-  inputs.emplace_back("x", one_image.Clone());
-  for (const ir::Graph* g : graphs) {
-    auto session = runtime::Session::Create(*g, options);
-    EXPECT_TRUE(session.ok()) << session.status().ToString();
-    EXPECT_TRUE((*session)->Run(inputs).ok());
-    sessions.push_back(std::move(session).value());
-  }
-  std::vector<double> best(graphs.size(), 1e30);
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < sessions.size(); ++i) {
-      for (int k = 0; k < runs; ++k) {
-        best[i] = std::min(best[i], CpuMs([&] { EXPECT_TRUE(sessions[i]->Run(inputs).ok()); }));
-      }
-    }
-  }
-  return best;
 }
 
 std::vector<double> HeldOutIoU(const ir::Graph& graph, const Tensor& held_out,
@@ -226,7 +186,8 @@ TEST(AutoModelsTest, DetFrontierIoUAndLatency) {
 
   std::vector<const ir::Graph*> graphs;
   for (const DetRow& row : rows) graphs.push_back(row.graph.get());
-  const std::vector<double> ms = InterleavedLatencyMs(graphs, testing::Rows(held_out, 0, 1));
+  const std::vector<double> ms =
+      testing::InterleavedLatencyMs(graphs, "x", testing::Rows(held_out, 0, 1));
   std::printf("| model | IoU %s | %s | %s | ms (1 thread, CPU time, fastest of 12) |\n",
               kHeldOutImages[0].c_str(), kHeldOutImages[1].c_str(), kHeldOutImages[2].c_str());
   double fastest_ok = 1e30;
