@@ -28,10 +28,22 @@ test: build
 demo: build-cli
 	@bash examples/demo.sh $(BUILD_DIR)
 
-# ASan + UBSan build of everything; runs the unit and kernel labels.
+# ASan + UBSan build of everything (runtime included; oneDNN is not instrumented) in
+# build-asan/, RelWithDebInfo so the reference kernels stay fast enough. Runs the unit,
+# kernel and fuzz labels (corpus replay plus 30 s of mutation per target), then the
+# runtime's whole-model e2e tests (SANITIZE_E2E: tests/runtime, tests/interop). A report
+# fails the test (UBSan is built not to recover). See docs/fuzzing.md.
+SANITIZE_E2E := engine_models_test|concurrency_test|run_allocations_test|non_finite_test
+SANITIZE_E2E := $(SANITIZE_E2E)|resnet18_engine_test|transformer_ort_test|engine_coverage_test
+SANITIZE_E2E := $(SANITIZE_E2E)|qdq_models_test|control_flow_ort_test|interop_ort_layout_models_test
 sanitize:
-	@$(MAKE) --no-print-directory build BUILD_DIR=build-asan BUILD_TYPE=Debug CMAKE_FLAGS=-DQTUNE_SANITIZE=ON
-	@cd build-asan && ctest --output-on-failure -j $(JOBS) -L 'unit|kernel'
+	@$(MAKE) --no-print-directory configure BUILD_DIR=build-asan \
+	  CMAKE_FLAGS="-DQTUNE_SANITIZE=ON -DQTUNE_BUILD_PYTHON=OFF -DQTUNE_BUILD_BENCHMARKS=OFF"
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -L 'unit|kernel|fuzz'
+	@cd build-asan && UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -L e2e -R '^($(SANITIZE_E2E))\.'
 
 # ThreadSanitizer build of the runtime; runs the concurrency tests (sessions with different
 # thread counts on two threads, one session shared by two threads). A report fails them.

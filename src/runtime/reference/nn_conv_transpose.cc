@@ -1,6 +1,7 @@
 // ConvTranspose: the adjoint of Conv (each input element scatters a weighted copy of the
 // kernel into the output), with groups, strides, dilations, pads, output_padding,
 // output_shape and auto_pad as the ONNX operator specification defines them.
+#include <algorithm>
 #include <vector>
 
 #include "runtime/reference/nn_kernels.h"
@@ -88,9 +89,24 @@ StatusOr<ConvTransposeShape> InferShape(const ir::Node& node, const Tensor& x, c
   s.pads_begin.assign(rank, 0);
   s.pads_end.assign(rank, 0);
   s.output.assign(rank, 0);
+  // Sizes from attributes may be as large as int64 holds: the arithmetic runs in 128 bits
+  // and every size must stay at most kMaxSize, so that no product or sum below overflows.
+  using Wide = __int128;
+  constexpr int64_t kMaxSize = int64_t{1} << 61;
+  for (int64_t size : output_shape) {
+    if (size <= 0 || size > kMaxSize) {
+      return NodeInvalid(
+          node, "output_shape " + SizesText(output_shape) + " has a size <= 0 or above 2^61");
+    }
+  }
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t natural = s.strides[i] * (s.input[i] - 1) + output_padding[i] +
-                            (s.kernel[i] - 1) * s.dilations[i] + 1;
+    const Wide natural_wide = Wide{s.strides[i]} * (s.input[i] - 1) + output_padding[i] +
+                              Wide{s.kernel[i] - 1} * s.dilations[i] + 1;
+    if (natural_wide > kMaxSize) {
+      return NodeInvalid(node, "strides, dilations and output_padding give spatial dimension " +
+                                   std::to_string(i) + " more than 2^61 elements");
+    }
+    const int64_t natural = static_cast<int64_t>(natural_wide);
     bool derive_pads =
         !output_shape.empty() || auto_pad == AutoPad::kSameUpper || auto_pad == AutoPad::kSameLower;
     if (derive_pads) {
@@ -110,7 +126,9 @@ StatusOr<ConvTransposeShape> InferShape(const ir::Node& node, const Tensor& x, c
         s.pads_begin[i] = pads[i];
         s.pads_end[i] = pads[rank + i];
       }
-      s.output[i] = natural - s.pads_begin[i] - s.pads_end[i];
+      const Wide output = Wide{natural} - s.pads_begin[i] - s.pads_end[i];
+      // (<= 0 is refused below; pads up to INT64_MAX may take it below int64's range)
+      s.output[i] = static_cast<int64_t>(std::max(output, Wide{-kMaxSize}));
     }
     if (s.output[i] <= 0) {
       return NodeInvalid(node, "the output size in spatial dimension " + std::to_string(i) +

@@ -198,10 +198,30 @@ StatusOr<WindowGeometry> ComputeWindowGeometry(const ir::Node& node, std::vector
   g.pads_begin.assign(rank, 0);
   g.pads_end.assign(rank, 0);
   g.output.assign(rank, 0);
+  // Attributes may be as large as int64 holds: each must be at most 2^61 and the window
+  // extent is computed in 128 bits, so that no sum or product below overflows.
+  constexpr int64_t kMaxAttribute = int64_t{1} << 61;
+  for (const std::vector<int64_t>* values : {&g.kernel, &g.strides, &g.dilations, &pads}) {
+    for (int64_t v : *values) {
+      if (v > kMaxAttribute) {
+        return NodeInvalid(node, "kernel, strides, dilations and pads must be at most 2^61");
+      }
+    }
+  }
+  for (int64_t in : g.input) {
+    if (in > kMaxAttribute) {
+      return NodeInvalid(node, "input spatial sizes " + SizesText(g.input) + " above 2^61");
+    }
+  }
   for (size_t i = 0; i < rank; ++i) {
     const int64_t in = g.input[i];
     const int64_t s = g.strides[i];
-    const int64_t extent = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const __int128 extent_wide = (__int128{g.kernel[i]} - 1) * g.dilations[i] + 1;
+    if (extent_wide > kMaxAttribute) {
+      return NodeInvalid(node, "the window (kernel " + SizesText(g.kernel) + ", dilations " +
+                                   SizesText(g.dilations) + ") spans more than 2^61 elements");
+    }
+    const int64_t extent = static_cast<int64_t>(extent_wide);
     if (auto_pad == AutoPad::kSameUpper || auto_pad == AutoPad::kSameLower) {
       g.output[i] = CeilDiv(in, s);
       int64_t total = std::max<int64_t>(0, (g.output[i] - 1) * s + extent - in);

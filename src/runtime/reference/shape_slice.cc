@@ -87,7 +87,9 @@ Outputs Slice(const KernelArgs& a) {
   int64_t base = 0;
   for (int64_t d = 0; d < rank; ++d) {
     base += first[d] * in_strides[d];
-    strides[d] = step[d] * in_strides[d];
+    // With two or more elements |step| < dim, so the product fits; with one the step is
+    // never taken (and may be as large as INT64_MAX).
+    strides[d] = out_sizes[d] > 1 ? step[d] * in_strides[d] : 0;
   }
   BroadcastWalker walker(out_sizes, {strides});
   const size_t element_size = DataTypeSize(x.dtype());

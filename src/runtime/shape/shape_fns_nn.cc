@@ -1,5 +1,6 @@
 // Shape functions of the neural-network ops: Conv, ConvTranspose, pools, Gemm, MatMul.
 #include <cmath>
+#include <limits>
 
 #include "runtime/shape/shape_registry.h"
 
@@ -35,24 +36,36 @@ StatusOr<WindowAttrs> ReadWindow(const ShapeArgs& args, size_t spatial,
   return w;
 }
 
+// Window arithmetic runs in 128 bits: every operand is an int64 (sizes, attributes), so a
+// product of two plus a few sums cannot overflow there; the result must fit int64.
+using Wide = __int128;
+
+StatusOr<int64_t> ToSize(const ir::Node& node, Wide size) {
+  if (size > std::numeric_limits<int64_t>::max() || size < std::numeric_limits<int64_t>::min()) {
+    return ShapeError(node, "an output size does not fit int64 (kernel, strides, dilations, pads)");
+  }
+  return static_cast<int64_t>(size);
+}
+
 // Output spatial size of a sliding window (Conv and the pools).
 StatusOr<int64_t> WindowOutput(const ir::Node& node, const WindowAttrs& w, size_t i, int64_t in) {
-  int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
+  Wide effective = Wide{w.kernel[i] - 1} * w.dilations[i] + 1;
+  Wide stride = w.strides[i];
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-    return (in + w.strides[i] - 1) / w.strides[i];
+    return ToSize(node, (in + stride - 1) / stride);
   }
-  int64_t padded = in;
+  Wide padded = in;
   if (w.auto_pad == "NOTSET") {
-    padded += w.pads[i] + w.pads[i + w.kernel.size()];
+    padded += Wide{w.pads[i]} + w.pads[i + w.kernel.size()];
   } else if (w.auto_pad != "VALID") {
     return ShapeError(node, "unknown auto_pad '" + w.auto_pad + "'");
   }
   if (padded < effective) return ShapeError(node, "the window is larger than the padded input");
-  int64_t span = padded - effective;
-  int64_t out = (w.ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] : span / w.strides[i]) + 1;
+  Wide span = padded - effective;
+  Wide out = (w.ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // With ceil_mode the last window must start inside the input or left padding.
-  if (w.ceil_mode && (out - 1) * w.strides[i] >= in + w.pads[i]) --out;
-  return out;
+  if (w.ceil_mode && (out - 1) * stride >= in + Wide{w.pads[i]}) --out;
+  return ToSize(node, out);
 }
 
 StatusOr<std::vector<ValueInfo>> ConvShape(const ShapeArgs& args) {
@@ -65,7 +78,7 @@ StatusOr<std::vector<ValueInfo>> ConvShape(const ShapeArgs& args) {
   size_t spatial = x.size() - 2;
   ASSIGN_OR_RETURN(WindowAttrs w, ReadWindow(args, spatial, {wt.begin() + 2, wt.end()}));
   int64_t group = args.node.GetInt("group", 1);
-  if (group <= 0 || x[1] != wt[1] * group) {
+  if (group <= 0 || Wide{x[1]} != Wide{wt[1]} * group) {
     return ShapeError(args.node, "input channels " + std::to_string(x[1]) + " != weight channels " +
                                      std::to_string(wt[1]) + " x group " + std::to_string(group));
   }
@@ -87,24 +100,32 @@ StatusOr<std::vector<ValueInfo>> ConvTransposeShape(const ShapeArgs& args) {
   size_t spatial = x.size() - 2;
   ASSIGN_OR_RETURN(WindowAttrs w, ReadWindow(args, spatial, {wt.begin() + 2, wt.end()}));
   int64_t group = args.node.GetInt("group", 1);
-  std::vector<int64_t> out = {x[0], wt[1] * group};
+  if (group <= 0) return ShapeError(args.node, "group must be positive");
+  ASSIGN_OR_RETURN(int64_t channels, ToSize(args.node, Wide{wt[1]} * group));
+  std::vector<int64_t> out = {x[0], channels};
   std::vector<int64_t> output_shape = args.node.GetInts("output_shape", {});
   std::vector<int64_t> output_padding =
       args.node.GetInts("output_padding", std::vector<int64_t>(spatial, 0));
+  if ((!output_shape.empty() && output_shape.size() < spatial) ||
+      output_padding.size() != spatial) {
+    return ShapeError(args.node, "output_shape/output_padding do not match " +
+                                     std::to_string(spatial) + " spatial dims");
+  }
   for (size_t i = 0; i < spatial; ++i) {
     if (!output_shape.empty()) {
       out.push_back(output_shape[output_shape.size() - spatial + i]);
       continue;
     }
-    int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
-    int64_t o = w.strides[i] * (x[i + 2] - 1) + output_padding[i] + effective;
+    Wide effective = Wide{w.kernel[i] - 1} * w.dilations[i] + 1;
+    Wide o = Wide{w.strides[i]} * (Wide{x[i + 2]} - 1) + output_padding[i] + effective;
     if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-      o = x[i + 2] * w.strides[i];
+      o = Wide{x[i + 2]} * w.strides[i];
     } else if (w.auto_pad == "NOTSET") {
-      o -= w.pads[i] + w.pads[i + spatial];
+      o -= Wide{w.pads[i]} + w.pads[i + spatial];
     }
     if (o <= 0) return ShapeError(args.node, "computed a non-positive output size");
-    out.push_back(o);
+    ASSIGN_OR_RETURN(int64_t size, ToSize(args.node, o));
+    out.push_back(size);
   }
   return std::vector<ValueInfo>{MakeInfo(args.input(0).dtype, std::move(out))};
 }

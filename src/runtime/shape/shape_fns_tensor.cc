@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/shape.h"
+#include "runtime/shape/checked_size.h"
 #include "runtime/shape/shape_registry.h"
 
 namespace qtune::runtime {
@@ -72,7 +73,10 @@ StatusOr<std::vector<ValueInfo>> ReshapeShape(const ShapeArgs& args) {
     } else if (shape[i] < 0) {
       return ShapeError(args.node, "shape has a negative size");
     } else {
-      known *= shape[i];
+      if (!CheckedMul(known, shape[i], &known)) {
+        return ShapeError(
+            args.node, "shape [" + SizesToString(shape) + "] has more elements than int64 holds");
+      }
     }
   }
   int64_t total = NumElements(in);
@@ -96,7 +100,12 @@ StatusOr<std::vector<ValueInfo>> FlattenShape(const ShapeArgs& args) {
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) return ShapeError(args.node, "axis out of range");
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= in[i];
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t& part = i < axis ? outer : inner;
+    if (!CheckedMul(part, in[i], &part)) {
+      return ShapeError(args.node, "[" + SizesToString(in) + "] flattened does not fit int64");
+    }
+  }
   return One(args.input(0).dtype, {outer, inner});
 }
 
@@ -169,7 +178,9 @@ StatusOr<std::vector<ValueInfo>> ConcatShape(const ShapeArgs& args) {
         return ShapeError(args.node, "inputs differ outside the concat axis");
       }
     }
-    out[axis] += s[axis];
+    if (!CheckedAdd(out[axis], s[axis], &out[axis])) {
+      return ShapeError(args.node, "the concatenated axis does not fit int64");
+    }
   }
   return One(args.input(0).dtype, std::move(out));
 }
@@ -185,8 +196,9 @@ StatusOr<std::vector<ValueInfo>> SplitShape(const ShapeArgs& args) {
     split = args.node.GetInts("split", {});
   }
   int64_t n = static_cast<int64_t>(args.node.num_outputs());
+  if (n == 0) return ShapeError(args.node, "has no outputs");
   if (split.empty()) {
-    int64_t chunk = (in[axis] + n - 1) / n;
+    int64_t chunk = in[axis] / n + (in[axis] % n != 0 ? 1 : 0);
     for (int64_t i = 0; i < n; ++i) split.push_back(std::min(chunk, in[axis] - chunk * i));
   }
   if (static_cast<int64_t>(split.size()) != n) return ShapeError(args.node, "split count");
@@ -196,7 +208,7 @@ StatusOr<std::vector<ValueInfo>> SplitShape(const ShapeArgs& args) {
     if (s < 0) return ShapeError(args.node, "negative split size");
     std::vector<int64_t> sizes = in;
     sizes[axis] = s;
-    sum += s;
+    if (!CheckedAdd(sum, s, &sum)) return ShapeError(args.node, "split sizes overflow int64");
     out.push_back(MakeInfo(args.input(0).dtype, std::move(sizes)));
   }
   if (sum != in[axis]) return ShapeError(args.node, "split sizes do not add up to the axis");
@@ -234,6 +246,10 @@ StatusOr<std::vector<ValueInfo>> SliceShape(const ShapeArgs& args) {
     ASSIGN_OR_RETURN(int64_t axis, Axis(args, axes[i], rank));
     int64_t dim = in[axis], step = steps[i];
     if (step == 0) return ShapeError(args.node, "step is 0");
+    if (dim == 0) {  // nothing to slice (and the clamps below would have lo > hi)
+      out[axis] = 0;
+      continue;
+    }
     auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v += dim;
       return std::clamp(v, lo, hi);
@@ -241,8 +257,13 @@ StatusOr<std::vector<ValueInfo>> SliceShape(const ShapeArgs& args) {
     int64_t start = step > 0 ? clamp(starts[i], 0, dim) : clamp(starts[i], 0, dim - 1);
     int64_t end = step > 0 ? clamp(ends[i], 0, dim) : clamp(ends[i], -1, dim - 1);
     // Large positive/negative sentinels (INT64_MAX/MIN) land on the clamps above.
-    int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
-    out[axis] = std::max<int64_t>(count, 0);
+    // Written so that no step (up to INT64_MIN/MAX) overflows: start, end in [-1, dim].
+    int64_t magnitude = step > 0 ? step
+                        : step == std::numeric_limits<int64_t>::min()
+                            ? std::numeric_limits<int64_t>::max()
+                            : -step;
+    int64_t distance = step > 0 ? end - start : start - end;
+    out[axis] = distance > 0 ? (distance - 1) / magnitude + 1 : 0;
   }
   return One(args.input(0).dtype, std::move(out));
 }
@@ -268,9 +289,12 @@ StatusOr<std::vector<ValueInfo>> ScaledShape(const ShapeArgs& args) {
     ASSIGN_OR_RETURN(scales, ConstantFloats(args, 1, "scales"));
   }
   if (scales.size() != in.size()) return ShapeError(args.node, "scales do not match the rank");
-  std::vector<int64_t> out;
+  std::vector<int64_t> out(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
-    out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * scales[i])));
+    if (!SizeFromDouble(std::floor(static_cast<double>(in[i]) * scales[i]), &out[i])) {
+      return ShapeError(args.node, "scale " + std::to_string(scales[i]) + " of dim " +
+                                       std::to_string(i) + " gives no valid size");
+    }
   }
   return One(args.input(0).dtype, std::move(out));
 }
@@ -304,7 +328,11 @@ StatusOr<std::vector<ValueInfo>> ResizeShape(const ShapeArgs& args) {
                                        std::to_string(axes.size()) + " axes");
     }
     for (size_t i = 0; i < axes.size(); ++i) {
-      out[axes[i]] = static_cast<int64_t>(std::floor(static_cast<double>(in[axes[i]]) * scales[i]));
+      double size = std::floor(static_cast<double>(in[axes[i]]) * scales[i]);
+      if (!SizeFromDouble(size, &out[axes[i]])) {
+        return ShapeError(args.node, "scale " + std::to_string(scales[i]) + " of axis " +
+                                         std::to_string(axes[i]) + " gives no valid size");
+      }
     }
     return One(args.input(0).dtype, std::move(out));
   }
@@ -326,7 +354,10 @@ StatusOr<std::vector<ValueInfo>> ResizeShape(const ShapeArgs& args) {
   }
   if (policy != "stretch") {
     for (int64_t axis : axes) {
-      out[axis] = static_cast<int64_t>(scale * static_cast<double>(in[axis]) + 0.5);
+      if (!SizeFromDouble(scale * static_cast<double>(in[axis]) + 0.5, &out[axis])) {
+        return ShapeError(args.node, "sizes with keep_aspect_ratio_policy '" + policy +
+                                         "' give no valid size for axis " + std::to_string(axis));
+      }
     }
   }
   return One(args.input(0).dtype, std::move(out));
@@ -352,7 +383,10 @@ StatusOr<std::vector<ValueInfo>> PadShape(const ShapeArgs& args) {
   std::vector<int64_t> out = in;
   for (size_t i = 0; i < axes.size(); ++i) {
     ASSIGN_OR_RETURN(int64_t axis, Axis(args, axes[i], rank));
-    out[axis] += pads[i] + pads[i + axes.size()];
+    if (!CheckedAdd(out[axis], pads[i], &out[axis]) ||
+        !CheckedAdd(out[axis], pads[i + axes.size()], &out[axis])) {
+      return ShapeError(args.node, "pads [" + SizesToString(pads) + "] overflow int64");
+    }
     if (out[axis] < 0) return ShapeError(args.node, "pads remove more than the dimension");
   }
   return One(args.input(0).dtype, std::move(out));
