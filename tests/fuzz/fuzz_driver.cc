@@ -45,9 +45,7 @@ extern "C" const char* __asan_default_options() {
 // GCC links UBSan as its own runtime (libubsan), whose reports do not run ASan's death
 // callback: abort_on_error makes a UBSan report end in SIGABRT, which OnFatalSignal
 // catches and saves the input for, as for an ASan report.
-extern "C" const char* __ubsan_default_options() {
-  return "abort_on_error=1:print_stacktrace=1";
-}
+extern "C" const char* __ubsan_default_options() { return "abort_on_error=1:print_stacktrace=1"; }
 
 namespace qtune::fuzz {
 namespace {
