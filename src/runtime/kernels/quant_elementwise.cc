@@ -153,7 +153,7 @@ QTUNE_AVX512 inline __m512 LoadDequantized(const T* x, __mmask16 m, __m512 scale
 // the same integer. x * (1/s) is within 2 ulp of the correctly rounded quotient, so it
 // does, unless it lies within a few ulp of a half-integer (a possible tie, or a value
 // beyond 2^20 that saturates anyway); such vectors, rare, are divided. A multiply costs a
-// fraction of a divide, which dominated QuantizeLinear. `r` is 1/s, finite (DivisorOf).
+// fraction of a divide, which dominated QuantizeLinear. `r` is 1/s (ReciprocalOf).
 QTUNE_AVX512 inline __m512 QuotientToRound(__m512 x, __m512 s, __m512 r) {
   const __m512 q = _mm512_mul_ps(x, r);
   const __m512 half = _mm512_add_ps(
@@ -166,30 +166,31 @@ QTUNE_AVX512 inline __m512 QuotientToRound(__m512 x, __m512 s, __m512 r) {
   return q;
 }
 
-// A divisor and its reciprocal, when the reciprocal is finite and not denormal (else
-// QuotientToRound would differ from x / s: 0 * inf); nullopt to divide every vector.
-struct Divisor {
-  __m512 s, r;
+// 1/s, when it is finite and not denormal (else QuotientToRound would differ from x / s:
+// 0 * inf); nullopt to divide every vector. (A struct: std::optional<__m512> would drop the
+// vector type's alignment attribute.)
+struct Reciprocal {
+  __m512 r;
 };
 
-QTUNE_AVX512 inline __m512 Quotient(__m512 x, const std::optional<Divisor>& d, __m512 s) {
-  return d ? QuotientToRound(x, d->s, d->r) : _mm512_div_ps(x, s);
-}
-
-QTUNE_AVX512 inline std::optional<Divisor> DivisorOf(float s) {
+QTUNE_AVX512 inline std::optional<Reciprocal> ReciprocalOf(float s) {
   const float r = 1.0f / s;
   if (!std::isnormal(r) || !std::isnormal(s)) return std::nullopt;
-  return Divisor{_mm512_set1_ps(s), _mm512_set1_ps(r)};
+  return Reciprocal{_mm512_set1_ps(r)};
+}
+
+QTUNE_AVX512 inline __m512 Quotient(__m512 x, __m512 s, const std::optional<Reciprocal>& r) {
+  return r ? QuotientToRound(x, s, r->r) : _mm512_div_ps(x, s);
 }
 
 template <typename Q>
 QTUNE_AVX512 void QuantizeRunAvx512(const float* x, Q* y, int64_t n, float scale, float zp) {
   const __m512 s = _mm512_set1_ps(scale);
-  const std::optional<Divisor> d = DivisorOf(scale);
+  const std::optional<Reciprocal> r = ReciprocalOf(scale);
   const __m512i z = _mm512_set1_epi32(static_cast<int32_t>(zp));
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = TailMask(n - i);
-    StoreRounded(y + i, m, Quotient(_mm512_maskz_loadu_ps(m, x + i), d, s), z);
+    StoreRounded(y + i, m, Quotient(_mm512_maskz_loadu_ps(m, x + i), s, r), z);
   }
 }
 
@@ -197,14 +198,14 @@ template <typename TA, typename TB, typename TY>
 QTUNE_AVX512 void QAddAvx512(const TA* a, const TB* b, TY* y, int64_t n, const AddParams& p) {
   const __m512 sa = _mm512_set1_ps(p.a_scale), sb = _mm512_set1_ps(p.b_scale);
   const __m512 sy = _mm512_set1_ps(p.y_scale), floor = _mm512_set1_ps(p.floor);
-  const std::optional<Divisor> dy = DivisorOf(p.y_scale);
+  const std::optional<Reciprocal> ry = ReciprocalOf(p.y_scale);
   const __m512i za = _mm512_set1_epi32(p.a_zp), zb = _mm512_set1_epi32(p.b_zp);
   const __m512i zy = _mm512_set1_epi32(static_cast<int32_t>(p.y_zp));
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = TailMask(n - i);
     __m512 v = _mm512_add_ps(LoadDequantized(a + i, m, sa, za), LoadDequantized(b + i, m, sb, zb));
     v = _mm512_max_ps(v, floor);  // v is finite: the sum of two dequantized integers
-    StoreRounded(y + i, m, Quotient(v, dy, sy), zy);
+    StoreRounded(y + i, m, Quotient(v, sy, ry), zy);
   }
 }
 #endif
