@@ -131,7 +131,8 @@ TEST_F(ReportBrowserTest, AutotuneReportRendersWithPlotsAndNoConsoleErrors) {
   ExpectRendersCleanly(Path("report-autotune.html"));
 }
 
-TEST_F(ReportBrowserTest, TuneAndQuantizeReportsRenderWithPlotsAndNoConsoleErrors) {
+// One tune run serves the tune report and the report of its checkpoint.
+TEST_F(ReportBrowserTest, TuneCheckpointAndQuantizeReportsRenderWithPlotsAndNoConsoleErrors) {
   if (chromium_.empty()) QTUNE_SKIP_OR_FAIL_IN_CI() << "chromium is not installed";
   auto r = RunQtuneCli("tune " + kFmnistModel + " --calib " + kFmnistCalib + " -o " +
                        Path("fmnist.qtc") +
@@ -139,23 +140,15 @@ TEST_F(ReportBrowserTest, TuneAndQuantizeReportsRenderWithPlotsAndNoConsoleError
   ASSERT_EQ(r.exit_code, 0) << r.out;
   fs::copy_file(Path("fmnist.report.html"), Path("report-tune.html"));
   ExpectRendersCleanly(Path("report-tune.html"));
+  r = RunQtuneCli("report " + Path("fmnist.qtc") + " -o " + Path("report-checkpoint.html"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ExpectRendersCleanly(Path("report-checkpoint.html"));
   RunQtuneCli("quantize " + kFmnistModel + " -o " + Path("q.onnx") + " --calib " + kFmnistCalib +
                   " --calib-samples 64 --min-sqnr 90 --json > " + Path("q.json"),
               /*with_stderr=*/false);
   r = RunQtuneCli("report " + Path("q.json") + " -o " + Path("report-quantize.html"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   ExpectRendersCleanly(Path("report-quantize.html"));
-}
-
-TEST_F(ReportBrowserTest, CheckpointReportRendersWithPlotsAndNoConsoleErrors) {
-  if (chromium_.empty()) QTUNE_SKIP_OR_FAIL_IN_CI() << "chromium is not installed";
-  auto r = RunQtuneCli("tune " + kFmnistModel + " --calib " + kFmnistCalib + " -o " +
-                       Path("fmnist.qtc") +
-                       " --candidates fp32,int8 --calib-samples 64 --iters 3 --rounds 1");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  r = RunQtuneCli("report " + Path("fmnist.qtc") + " -o " + Path("report-checkpoint.html"));
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  ExpectRendersCleanly(Path("report-checkpoint.html"));
 }
 
 }  // namespace
