@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "auto_frontier_models.h"
 #include "export_test_util.h"
 #include "interleaved_latency.h"
 #include "ir/onnx_io.h"
@@ -130,47 +131,23 @@ TEST(AutoModelsTest, DetFrontierIoUAndLatency) {
   auto_options.score_size = 5;
   auto_options.threads = 2;
   auto_options.show_progress = false;
-  QuantPlan plan = base->plan;
   auto source = OpenCalibrationData({calib.path()}, kDetPreprocess, *base->float_graph);
   ASSERT_TRUE(source.ok());
-  auto report = RunAutoSearch(*base->float_graph, plan, *recipe, sizes, **source, auto_options);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  AutoGroupOptions group_options{auto_options.candidate_formats, {}, auto_options.bf16_available};
-  auto groups = BuildAutoGroups(*base->float_graph, base->plan, *recipe, sizes, group_options);
-  ASSERT_TRUE(groups.ok());
+  auto searched = testing::SearchAndExport(*base, *recipe, sizes, **source, auto_options);
+  ASSERT_TRUE(searched.ok()) << searched.status().ToString();
+  const AutoReport* report = &searched->report;
 
   std::vector<DetRow> rows;
-  {
-    // fp32 as every other row reaches the engine: the cleaned graph, exported (opset 13).
-    std::vector<AutoFormat> all_fp32(groups->size(), AutoFormat::kFp32);
-    auto graph = ExportApplied(*base->float_graph,
-                               ApplyFormats(*base->float_graph, base->plan, *groups, all_fp32));
-    ASSERT_TRUE(graph.ok());
-    rows.push_back({"fp32", std::move(graph).value(), {1, 1, 1}, 0});
-  }
+  rows.push_back({searched->fp32.what, std::move(searched->fp32.graph), {1, 1, 1}, 0});
   const size_t raw_row = rows.size();
   rows.push_back({"fp32, the model file as given (opset 11)", (*model)->Clone(), {1, 1, 1}, 0});
-  for (const AutoFrontierPoint& point : report->frontier) {
-    AppliedFormats applied = ApplyFormats(*base->float_graph, base->plan, *groups, point.formats);
-    auto graph = ExportApplied(*base->float_graph, applied);
-    ASSERT_TRUE(graph.ok());
-    char what[160];
-    std::snprintf(what, sizeof(what), "frontier %5.2f bits, %5.1f / %5.1f dB, %d bf16 layers",
-                  point.effective_bits, point.predicted_db, point.measured_db,
-                  static_cast<int>(applied.bf16_nodes.size()));
-    rows.push_back({what, std::move(graph).value(), {}, 0});
+  for (testing::LabelledModel& point : searched->frontier) {
+    rows.push_back({point.what, std::move(point.graph), {}, 0});
     rows.back().iou = HeldOutIoU(*rows.back().graph, held_out, *fp32_maps);
   }
   const size_t auto_row = rows.size();
-  {
-    auto chosen = ExportApplied(*base->float_graph, {plan, report->bf16_nodes});
-    ASSERT_TRUE(chosen.ok());
-    char what[160];
-    std::snprintf(what, sizeof(what), "--auto --min-sqnr 50: %5.2f bits, %5.1f dB",
-                  report->effective_bits, report->measured_db);
-    rows.push_back({what, std::move(chosen).value(), {}, 0});
-    rows.back().iou = HeldOutIoU(*rows.back().graph, held_out, *fp32_maps);
-  }
+  rows.push_back({searched->chosen.what, std::move(searched->chosen.graph), {}, 0});
+  rows.back().iou = HeldOutIoU(*rows.back().graph, held_out, *fp32_maps);
   // Today's accuracy fallback at 45 dB (docs/quantize.md: IoU >= 0.95 there).
   options.export_model = true;
   options.fallback.min_sqnr_db = 45;

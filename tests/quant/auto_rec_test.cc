@@ -7,16 +7,17 @@
 // fetched by scripts/fetch_models.sh (too big to commit). Numbers: docs/quantize.md
 // ("Measured: PP-OCRv4 rec").
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
+#include "auto_frontier_models.h"
 #include "core/npy.h"
 #include "export_test_util.h"
 #include "interleaved_latency.h"
 #include "ir/onnx_io.h"
+#include "ir/onnx_test_util.h"
 #include "ocr_lines.h"
 #include "quant/auto_quantize.h"
 #include "quant/auto_sensitivity.h"
@@ -49,24 +50,6 @@ std::vector<std::string> ImagePaths(const std::vector<std::string>& names) {
   for (const std::string& name : names) out.push_back(ModelPath("images/" + name));
   return out;
 }
-
-// A temporary folder, removed on destruction.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : dir_(fs::temp_directory_path() / ("qtune_rec_" + tag + "_" + std::to_string(getpid()))) {
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  fs::path dir_;
-};
 
 std::vector<std::string> Read(const ir::Graph& rec, const Tensor& crops,
                               const std::vector<std::string>& characters) {
@@ -136,8 +119,8 @@ TEST(AutoRecTest, RecFrontierLinesReadAndLatency) {
       static_cast<long long>(calib_lines->crops.size(0)), kCalibImages.size(), lines,
       static_cast<long long>(held_lines->crops.size(0)), kHeldOutImages.size());
   ASSERT_GE(lines, 40) << "the detector found fewer held-out lines than it did";
-  TempDir temp("calib");
-  const std::string calib_npy = temp.path("rec_calib.npy");
+  ir::testing::TempDir temp;
+  const std::string calib_npy = temp.File("rec_calib.npy");
   ASSERT_TRUE(WriteNpy(calib_npy, calib_lines->crops).ok());
 
   QuantizeModelOptions options;
@@ -159,44 +142,20 @@ TEST(AutoRecTest, RecFrontierLinesReadAndLatency) {
   auto_options.score_size = calib_lines->crops.size(0);
   auto_options.threads = 2;
   auto_options.show_progress = false;
-  QuantPlan plan = base->plan;
   auto source = OpenCalibrationData({calib_npy}, "", *base->float_graph);
   ASSERT_TRUE(source.ok());
-  auto report = RunAutoSearch(*base->float_graph, plan, *recipe, sizes, **source, auto_options);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  AutoGroupOptions group_options{auto_options.candidate_formats, {}, auto_options.bf16_available};
-  auto groups = BuildAutoGroups(*base->float_graph, base->plan, *recipe, sizes, group_options);
-  ASSERT_TRUE(groups.ok());
+  auto searched = testing::SearchAndExport(*base, *recipe, sizes, **source, auto_options);
+  ASSERT_TRUE(searched.ok()) << searched.status().ToString();
+  const AutoReport* report = &searched->report;
 
   std::vector<RecRow> rows;
-  {
-    // fp32 as every other row reaches the engine: the cleaned graph, exported.
-    std::vector<AutoFormat> all_fp32(groups->size(), AutoFormat::kFp32);
-    auto graph = ExportApplied(*base->float_graph,
-                               ApplyFormats(*base->float_graph, base->plan, *groups, all_fp32));
-    ASSERT_TRUE(graph.ok());
-    rows.push_back({"fp32", std::move(graph).value(), lines, 0});
-  }
+  rows.push_back({searched->fp32.what, std::move(searched->fp32.graph), lines, 0});
   const size_t first_point = rows.size();
-  for (const AutoFrontierPoint& point : report->frontier) {
-    AppliedFormats applied = ApplyFormats(*base->float_graph, base->plan, *groups, point.formats);
-    auto graph = ExportApplied(*base->float_graph, applied);
-    ASSERT_TRUE(graph.ok());
-    char what[160];
-    std::snprintf(what, sizeof(what), "frontier %5.2f bits, %5.1f / %5.1f dB, %d bf16 layers",
-                  point.effective_bits, point.predicted_db, point.measured_db,
-                  static_cast<int>(applied.bf16_nodes.size()));
-    rows.push_back({what, std::move(graph).value(), 0, 0});
+  for (testing::LabelledModel& point : searched->frontier) {
+    rows.push_back({point.what, std::move(point.graph), 0, 0});
   }
   const size_t auto_row = rows.size();
-  {
-    auto chosen = ExportApplied(*base->float_graph, {plan, report->bf16_nodes});
-    ASSERT_TRUE(chosen.ok());
-    char what[160];
-    std::snprintf(what, sizeof(what), "--auto --min-sqnr %.0f: %5.2f bits, %5.1f dB", kMinSqnrDb,
-                  report->effective_bits, report->measured_db);
-    rows.push_back({what, std::move(chosen).value(), 0, 0});
-  }
+  rows.push_back({searched->chosen.what, std::move(searched->chosen.graph), 0, 0});
   options.export_model = true;
   const size_t int8_row = rows.size();
   {
