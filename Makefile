@@ -1,7 +1,7 @@
 # qtune — top-level entry points. `make demo` and `make test` each do all set-up
 # (Debian packages, configure, build) on a fresh Debian 12 machine.
 BUILD_DIR ?= build
-BUILD_TYPE ?= RelWithDebInfo
+BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
