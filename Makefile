@@ -37,7 +37,7 @@ SANITIZE_E2E := engine_models_test|concurrency_test|run_allocations_test|non_fin
 SANITIZE_E2E := $(SANITIZE_E2E)|resnet18_engine_test|transformer_ort_test|engine_coverage_test
 SANITIZE_E2E := $(SANITIZE_E2E)|qdq_models_test|control_flow_ort_test|interop_ort_layout_models_test
 sanitize:
-	@$(MAKE) --no-print-directory configure BUILD_DIR=build-asan \
+	@$(MAKE) --no-print-directory configure BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo \
 	  CMAKE_FLAGS="-DQTUNE_SANITIZE=ON -DQTUNE_BUILD_PYTHON=OFF -DQTUNE_BUILD_BENCHMARKS=OFF"
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && UBSAN_OPTIONS=print_stacktrace=1 \
@@ -49,7 +49,7 @@ sanitize:
 # thread counts on two threads, one session shared by two threads). A report fails them.
 # oneDNN and libgomp are not instrumented: races inside them are not seen.
 tsan:
-	@$(MAKE) --no-print-directory configure BUILD_DIR=build-tsan \
+	@$(MAKE) --no-print-directory configure BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo \
 	  CMAKE_FLAGS="-DQTUNE_SANITIZE_THREAD=ON -DQTUNE_BUILD_PYTHON=OFF -DQTUNE_BUILD_BENCHMARKS=OFF"
 	@cmake --build build-tsan --target concurrency_test -j $(JOBS)
 	@cd build-tsan && ctest --output-on-failure -R concurrency_test
