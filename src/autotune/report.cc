@@ -7,6 +7,21 @@
 namespace qtune::autotune {
 namespace {
 
+// A scheme entry: the figures of a measured one, the error of a failed one.
+nlohmann::json SchemeJson(const SchemeResult& r) {
+  nlohmann::json j = {{"scheme", r.scheme}, {"status", r.status}};
+  if (r.status == "measured" || r.status == "replayed") {
+    j["ratio"] = r.ratio;
+    j["noise"] = r.noise;
+    j["candidate_ms"] = r.candidate_ms;
+    j["incumbent_ms"] = r.reference_ms;
+    j["adopted"] = r.adopted;
+  }
+  if (!r.error.empty()) j["error"] = r.error;
+  if (r.sqnr_db != 0) j["sqnr_db"] = r.sqnr_db;
+  return j;
+}
+
 nlohmann::json ComparisonJson(const Comparison& c) {
   if (!c.ok) return {{"ok", false}, {"error", c.error}};
   return {{"ok", true},
@@ -25,19 +40,7 @@ nlohmann::json BuildReport(const ReportInputs& in) {
   nlohmann::json patterns = nlohmann::json::array();
   for (const PatternReport& p : s.patterns) {
     nlohmann::json schemes = nlohmann::json::array();
-    for (const SchemeResult& r : p.schemes) {
-      nlohmann::json j = {{"scheme", r.scheme}, {"status", r.status}};
-      if (r.status == "measured" || r.status == "replayed") {
-        j["ratio"] = r.ratio;
-        j["noise"] = r.noise;
-        j["candidate_ms"] = r.candidate_ms;
-        j["incumbent_ms"] = r.reference_ms;
-        j["adopted"] = r.adopted;
-      }
-      if (!r.error.empty()) j["error"] = r.error;
-      if (r.sqnr_db != 0) j["sqnr_db"] = r.sqnr_db;
-      schemes.push_back(j);
-    }
+    for (const SchemeResult& r : p.schemes) schemes.push_back(SchemeJson(r));
     patterns.push_back({{"id", p.id},
                         {"signature", p.signature},
                         {"regions", p.regions},
@@ -45,6 +48,12 @@ nlohmann::json BuildReport(const ReportInputs& in) {
                         {"points", p.points},
                         {"best_scheme", p.best_scheme},
                         {"schemes", schemes}});
+  }
+  nlohmann::json combined = nlohmann::json::array();
+  for (const CombinedReport& c : s.combined) {
+    nlohmann::json j = SchemeJson(c.result);
+    j["parts"] = c.parts;
+    combined.push_back(j);
   }
   const double fp32_ms = in.vs_fp32.ok ? in.vs_fp32.reference_ms : 0;
   const double rule_ms = in.vs_rule.ok ? in.vs_rule.reference_ms : 0;
@@ -75,6 +84,7 @@ nlohmann::json BuildReport(const ReportInputs& in) {
         {"start", in.start_from_rule ? "rule" : "fp32"}}},
       {"leaf_regions", in.leaf_regions},
       {"patterns", patterns},
+      {"combined", combined},
       {"final", final_json},
       {"counts",
        {{"measured", in.counters.measured},
@@ -113,6 +123,16 @@ std::string ReportToText(const nlohmann::json& r) {
     out += fmt::format("{:<14} {:>7} {:>6} {:>6} {:>8}  {:<12} {}\n", p["id"].get<std::string>(),
                        p["regions"].get<int>(), p["nodes"].get<int>(), p["points"].get<int>(),
                        tried, best, adopted);
+  }
+  for (const auto& j : r.value("combined", nlohmann::json::array())) {
+    const std::string status = j["status"];
+    const size_t parts = j["parts"].size();
+    if (status == "measured" || status == "replayed") {
+      out += fmt::format("small wins together ({} patterns): {:.3f}x of the incumbent{}\n", parts,
+                         j["ratio"].get<double>(), j["adopted"].get<bool>() ? ", adopted" : "");
+    } else {
+      out += fmt::format("small wins together ({} patterns): {}\n", parts, status);
+    }
   }
   const auto& f = r["final"];
   const auto& c = r["counts"];

@@ -1,6 +1,7 @@
 #include "autotune/search.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -133,6 +134,7 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
     if (!searched.ok()) break;
     if (!pattern.points.empty()) progress.Advance(options_.schemes_per_pattern);
   }
+  if (searched.ok()) searched = CombineSmallWins(incumbent, result);
   measurer_.benchmark().SetStatusListener(nullptr);
   RETURN_IF_ERROR(searched);
   progress.Finish();
@@ -210,38 +212,113 @@ StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(const PatternInfo&
   return std::optional<Proposal>(std::move(p));
 }
 
+StatusOr<bool> Searcher::WinHolds(const Comparison& first, const std::string& key,
+                                  const std::string& pattern_id,
+                                  const Measurer::FileWriter& write_files, SchemeResult& entry) {
+  entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
+  entry.error = first.error;
+  entry.ratio = first.ratio;
+  entry.noise = first.noise;
+  entry.candidate_ms = first.candidate_ms;
+  entry.reference_ms = first.reference_ms;
+  if (!first.ok) return false;
+  noises_.push_back(first.noise);
+  auto wins = [&](const Comparison& c) {
+    return c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise);
+  };
+  if (!wins(first)) return false;
+  ASSIGN_OR_RETURN(Comparison again,
+                   measurer_.Compare(key + "/confirm", pattern_id, entry.scheme, write_files));
+  if (!again.ok) return false;
+  noises_.push_back(again.noise);
+  const Comparison both = CombineComparisons(first, again);
+  entry.ratio = both.ratio;
+  entry.noise = both.noise;
+  return wins(both);
+}
+
 StatusOr<bool> Searcher::TakeResult(const PatternInfo& pattern, Proposal& p, const Comparison& c,
                                     Incumbent& incumbent, PatternReport& report) {
   SchemeResult& entry = p.entry;
-  entry.status = !c.ok ? "failed" : c.replayed ? "replayed" : "measured";
-  entry.error = c.error;
-  entry.ratio = c.ratio;
-  entry.noise = c.noise;
-  entry.candidate_ms = c.candidate_ms;
-  entry.reference_ms = c.reference_ms;
-  if (c.ok) noises_.push_back(c.noise);
-  if (c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise)) {
-    // A win: confirm it with a second measurement before adopting.
-    ASSIGN_OR_RETURN(Comparison again, measurer_.Compare(p.key + "/confirm", pattern.id,
-                                                         entry.scheme, p.write_files));
-    if (again.ok) {
-      noises_.push_back(again.noise);
-      const Comparison both = CombineComparisons(c, again);
-      entry.ratio = both.ratio;
-      entry.noise = both.noise;
-      if (both.ratio < 1.0 - std::max(options_.min_gain, 2 * both.noise)) {
-        entry.adopted = true;
-        ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(p.candidate)));
-        QTUNE_LOG_INFO(
-            "autotune: pattern {} scheme {}: {:.3f}x of the incumbent, adopted "
-            "(noise {:.3f})",
-            pattern.id, entry.scheme, both.ratio, both.noise);
-        if (options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*p.graph));
-      }
-    }
+  ASSIGN_OR_RETURN(entry.adopted, WinHolds(c, p.key, pattern.id, p.write_files, entry));
+  if (entry.adopted) {
+    ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(p.candidate)));
+    QTUNE_LOG_INFO(
+        "autotune: pattern {} scheme {}: {:.3f}x of the incumbent, adopted (noise {:.3f})",
+        pattern.id, entry.scheme, entry.ratio, entry.noise);
+    if (options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*p.graph));
   }
   report.schemes.push_back(entry);
   return entry.adopted;
+}
+
+Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
+  struct SmallWin {
+    const PatternInfo* pattern;
+    std::string scheme;
+    double ratio;
+  };
+  std::vector<SmallWin> wins;
+  for (const PatternReport& report : result.patterns) {
+    const SchemeResult* best = nullptr;
+    for (const SchemeResult& s : report.schemes) {
+      if (s.adopted) {
+        best = nullptr;
+        break;
+      }
+      const bool measured = s.status == "measured" || s.status == "replayed";
+      if (measured && s.ratio < 1.0 && (best == nullptr || s.ratio < best->ratio)) best = &s;
+    }
+    if (best == nullptr) continue;
+    for (const PatternInfo& p : patterns_) {
+      if (p.id == report.id) wins.push_back({&p, best->scheme, best->ratio});
+    }
+  }
+  std::stable_sort(wins.begin(), wins.end(),
+                   [](const SmallWin& a, const SmallWin& b) { return a.ratio < b.ratio; });
+  for (size_t n = wins.size(); n >= 2; n /= 2) {
+    CombinedReport combined;
+    Placement candidate = incumbent.placement;
+    for (size_t i = 0; i < n; ++i) {
+      candidate = ApplyScheme(*wins[i].pattern, wins[i].scheme, candidate, exporter_);
+      combined.parts.push_back(wins[i].pattern->id + ":" + wins[i].scheme);
+    }
+    SchemeResult& entry = combined.result;
+    entry.scheme = fmt::format("{}", fmt::join(combined.parts, "+"));
+    if (candidate == incumbent.placement) continue;
+    ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, exporter_.Export(candidate));
+    ASSIGN_OR_RETURN(std::string plan_key, PlanKey(*graph));
+    if (plan_key == incumbent.plan_key) continue;
+    if (options_.sqnr && options_.min_sqnr_db > 0) {
+      ASSIGN_OR_RETURN(entry.sqnr_db, options_.sqnr(*graph));
+      if (!(entry.sqnr_db >= options_.min_sqnr_db)) {
+        entry.status = "below_accuracy";
+        result.combined.push_back(std::move(combined));
+        continue;
+      }
+    }
+    const std::string key = PlacementHash(candidate) + ":" + incumbent.hash;
+    const std::string path = (fs::path(options_.work_dir) / "candidate.onnx").string();
+    Measurer::FileWriter write_files =
+        [&graph, path,
+         reference = incumbent.path]() -> StatusOr<std::pair<std::string, std::string>> {
+      ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
+      RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
+      return std::make_pair(path, reference);
+    };
+    ASSIGN_OR_RETURN(Comparison first,
+                     measurer_.Compare(key, "combined", entry.scheme, write_files));
+    ASSIGN_OR_RETURN(entry.adopted, WinHolds(first, key, "combined", write_files, entry));
+    QTUNE_LOG_INFO("autotune: {} small wins together: {:.3f}x of the incumbent{} (noise {:.3f})", n,
+                   entry.ratio, entry.adopted ? ", adopted" : "", entry.noise);
+    result.combined.push_back(std::move(combined));
+    if (result.combined.back().result.adopted) {
+      ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(candidate)));
+      if (options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*graph));
+      break;
+    }
+  }
+  return Status::Ok();
 }
 
 Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,

@@ -20,6 +20,11 @@
 // stay in the state log) and proposing resumes from the state right after the adopted
 // one. So the result, every report entry and the measured pairs are those of K = 1; only
 // the discarded speculative measurements come on top.
+//
+// Small wins: after the pattern pass, the wins too small to adopt alone (below min_gain or
+// inside the noise) may add up. The best measured scheme below ratio 1 of every pattern
+// that adopted nothing is applied together, as one candidate, measured and confirmed as
+// above; when that does not win, the half with the larger gains is tried, down to two.
 #pragma once
 
 #include <functional>
@@ -87,9 +92,16 @@ struct PatternReport {
   std::vector<SchemeResult> schemes;
 };
 
+// One candidate of the small-wins step: the patterns' schemes applied together.
+struct CombinedReport {
+  std::vector<std::string> parts;  // "pattern id:scheme" of each small win it applies
+  SchemeResult result;             // scheme: the parts joined by '+'
+};
+
 struct SearchResult {
   Placement best;
   std::vector<PatternReport> patterns;
+  std::vector<CombinedReport> combined;
   int skipped_same_placement = 0;
   int skipped_same_plan = 0;
   int skipped_accuracy = 0;
@@ -122,6 +134,14 @@ class Searcher {
   // adopts it (then returns true). Appends its report entry.
   StatusOr<bool> TakeResult(const PatternInfo& pattern, Proposal& proposal, const Comparison& c,
                             Incumbent& incumbent, PatternReport& report);
+  // Whether `first` (a measurement of `key` against the incumbent) is a win that holds: it
+  // beats the incumbent by more than min_gain and twice its noise, and so does its mean
+  // with a confirming measurement. Fills `entry` with the measured figures.
+  StatusOr<bool> WinHolds(const Comparison& first, const std::string& key,
+                          const std::string& pattern_id, const Measurer::FileWriter& write_files,
+                          SchemeResult& entry);
+  // The small-wins step (see the top of this file).
+  Status CombineSmallWins(Incumbent& incumbent, SearchResult& result);
 
   const PlacementExporter& exporter_;
   Measurer& measurer_;
