@@ -248,6 +248,25 @@ std::string RenderAutotuneReport(const json& report, const AutotuneLog* log,
   const json& patterns = ArrayField(report, "patterns");
   if (patterns.empty()) page.Note("The model has no pattern with insertion points.");
   for (const json& p : patterns) PatternSection(page, p);
+
+  const json& combined = ArrayField(report, "combined");
+  if (!combined.empty()) {
+    page.Heading("Small wins together");
+    page.Paragraph(
+        "Wins too small to adopt alone, one per pattern, applied at once and measured as one "
+        "candidate; then the half with the larger gains (docs/autotune.md, step 6).");
+    HtmlTable t;
+    t.header = {"patterns", "status", "candidate ms", "incumbent ms", "ratio", "noise", "adopted"};
+    t.numeric = {false, false, true, true, true, true, false};
+    for (const json& c : combined) {
+      t.rows.push_back({StringField(c, "scheme"), StringField(c, "status"),
+                        Ms(NumberField(c, "candidate_ms")), Ms(NumberField(c, "incumbent_ms")),
+                        Ms(NumberField(c, "ratio")), Ms(NumberField(c, "noise")),
+                        c.contains("adopted") ? (BoolField(c, "adopted") ? "yes" : "no") : "-"});
+      t.highlight.push_back(c.contains("adopted") && BoolField(c, "adopted"));
+    }
+    page.Table(t);
+  }
   return page.Finish();
 }
 

@@ -144,6 +144,9 @@ TEST_F(AutotuneCliTest, SmallWinsOfSeveralPatternsAreAdoptedTogether) {
   EXPECT_GT(report["final"]["speedup_vs_rule"].get<double>(), 1.0);
   EXPECT_GT(report["final"]["quantized_points"].get<int>(),
             report["baseline"]["rule_points"].get<int>());
+  auto html = ReadFile((dir_ / "s" / "report.html").string());
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_NE(html->find("Small wins together"), std::string::npos);
   // A warm restart replays the combined measurement too.
   const std::string sha = OutputSha("s");
   auto again = RunQtuneCli(Args("s", flags));
