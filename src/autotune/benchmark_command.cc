@@ -16,6 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kModelPlaceholder[] = "{model}";
+constexpr char kReferencePlaceholder[] = "{reference}";
 constexpr int kSshConnectionFailed = 255;
 // libstdc++'s regex recurses per character: longer lines are cut to keep the stack safe.
 constexpr size_t kMaxMatchedLineBytes = 4096;
@@ -41,8 +42,9 @@ int NextLogNumber(const fs::path& dir) {
 
 }  // namespace
 
-bool ParseLatency(const std::regex& regex, const std::string& output, double* latency_ms) {
-  bool found = false;
+std::vector<std::optional<double>> MatchedLatencies(const std::regex& regex,
+                                                    const std::string& output) {
+  std::vector<std::optional<double>> values;
   size_t start = 0;
   while (start < output.size()) {
     size_t end = output.find('\n', start);
@@ -59,12 +61,18 @@ bool ParseLatency(const std::regex& regex, const std::string& output, double* la
       double value = std::strtod(text.c_str(), &parsed_end);
       bool valid = errno == 0 && parsed_end == text.c_str() + text.size() && !text.empty() &&
                    std::isfinite(value) && value >= 0;
-      found = valid;  // the last matching line decides
-      if (valid) *latency_ms = value;
+      values.push_back(valid ? std::optional<double>(value) : std::nullopt);
       break;
     }
   }
-  return found;
+  return values;
+}
+
+bool ParseLatency(const std::regex& regex, const std::string& output, double* latency_ms) {
+  std::vector<std::optional<double>> values = MatchedLatencies(regex, output);
+  if (values.empty() || !values.back()) return false;  // the last matching line decides
+  *latency_ms = *values.back();
+  return true;
 }
 
 StatusOr<std::unique_ptr<CommandBenchmark>> CommandBenchmark::Create(
@@ -99,14 +107,22 @@ StatusOr<std::unique_ptr<CommandBenchmark>> CommandBenchmark::Create(
       new CommandBenchmark(std::move(options), std::move(regex), next_log));
 }
 
-std::string CommandBenchmark::CommandFor(const std::string& model_path) const {
+bool CommandBenchmark::pair_mode() const {
+  return options_.command_template.find(kReferencePlaceholder) != std::string::npos;
+}
+
+std::string CommandBenchmark::CommandFor(const std::string& model_path,
+                                         const std::string& reference_path) const {
   std::string command = options_.command_template;
-  std::string quoted = ShellQuote(model_path);
-  std::string placeholder = kModelPlaceholder;
-  for (size_t at = command.find(placeholder); at != std::string::npos;
-       at = command.find(placeholder, at + quoted.size())) {
-    command.replace(at, placeholder.size(), quoted);
-  }
+  auto substitute = [&command](const std::string& placeholder, const std::string& path) {
+    const std::string quoted = ShellQuote(path);
+    for (size_t at = command.find(placeholder); at != std::string::npos;
+         at = command.find(placeholder, at + quoted.size())) {
+      command.replace(at, placeholder.size(), quoted);
+    }
+  };
+  substitute(kModelPlaceholder, model_path);
+  substitute(kReferencePlaceholder, reference_path.empty() ? model_path : reference_path);
   return command;
 }
 
@@ -120,10 +136,9 @@ std::string CommandBenchmark::WriteLog(const std::string& command, const std::st
   return log ? path : "";
 }
 
-Measurement CommandBenchmark::RunOnce(const std::string& model_path, double timeout_s,
-                                      double* latency_ms) {
+Measurement CommandBenchmark::RunOnce(const std::string& command, double timeout_s,
+                                      std::vector<double>* latencies) {
   Measurement m;
-  std::string command = CommandFor(model_path);
   RunOptions run_options;
   run_options.timeout_s = timeout_s;
   run_options.merge_stderr = true;
@@ -155,11 +170,25 @@ Measurement CommandBenchmark::RunOnce(const std::string& model_path, double time
     m.failure = FailureKind::kExit;
     m.exit_code = run->status.exit_code;
     status = run->status.ToString();
-  } else if (!ParseLatency(latency_regex_, run->output, latency_ms)) {
+  } else if (pair_mode()) {
+    std::vector<std::optional<double>> values = MatchedLatencies(latency_regex_, run->output);
+    if (values.size() < 2 || !values[0] || !values[1]) {
+      m.failure = FailureKind::kUnparsable;
+      status = fmt::format(
+          "exit code 0, but the output has {} valid latency lines matching '{}'; with "
+          "{{reference}} the first two are the model's and the reference's",
+          values.size(), options_.latency_regex);
+    } else {
+      *latencies = {*values[0], *values[1]};
+      status =
+          fmt::format("exit code 0, latencies {} ms and {} ms (reference)", *values[0], *values[1]);
+    }
+  } else if (double ms = 0; !ParseLatency(latency_regex_, run->output, &ms)) {
     m.failure = FailureKind::kUnparsable;
     status = "exit code 0, but no latency matches '" + options_.latency_regex + "'";
   } else {
-    status = fmt::format("exit code 0, latency {} ms", *latency_ms);
+    *latencies = {ms};
+    status = fmt::format("exit code 0, latency {} ms", ms);
   }
   status += fmt::format(" ({:.3f} s)", run->wall_s);
   std::string log_path = WriteLog(command, status, run->output);
@@ -188,17 +217,25 @@ Measurement CommandBenchmark::Measure(const MeasureRequest& request) {
     return result;
   }
   for (int round = 0; round < request.rounds; ++round) {
-    double ms = 0;
-    Measurement run = RunOnce(request.candidate_path, timeout_s, &ms);
+    std::vector<double> ms;
+    if (pair_mode()) {
+      Measurement run =
+          RunOnce(CommandFor(request.candidate_path, request.reference_path), timeout_s, &ms);
+      if (!run.ok()) return run;
+      result.candidate_ms.push_back(ms[0]);
+      if (!request.reference_path.empty()) result.reference_ms.push_back(ms[1]);
+      continue;
+    }
+    Measurement run = RunOnce(CommandFor(request.candidate_path), timeout_s, &ms);
     if (!run.ok()) return run;
-    result.candidate_ms.push_back(ms);
+    result.candidate_ms.push_back(ms[0]);
     if (request.reference_path.empty()) continue;
-    run = RunOnce(request.reference_path, timeout_s, &ms);
+    run = RunOnce(CommandFor(request.reference_path), timeout_s, &ms);
     if (!run.ok()) {
       run.detail = "reference: " + run.detail;
       return run;
     }
-    result.reference_ms.push_back(ms);
+    result.reference_ms.push_back(ms[0]);
   }
   return result;
 }

@@ -4,7 +4,13 @@
 //   qtune bench {model} --json
 // Each round runs the command for the candidate, then for the reference (when the request
 // has one). {model} becomes the model path quoted for the shell. The latency is read from
-// the run's output (stdout and stderr together) with a regex.
+// the run's output (stdout and stderr together) with a regex: the last matching line.
+//
+// Pair mode, when the template also has {reference}: the tool measures both models itself,
+// in one process, alternating (e.g. tools/ort/ort_bench.js {model} --reference
+// {reference}), which keeps process-to-process variation out of the ratio. Each round is
+// one run; the first matching line is the candidate's latency, the second the
+// reference's. A request without a reference gets the candidate in both places.
 //
 // Classification of one run:
 //   timeout (the process group is killed)           kTimeout
@@ -18,8 +24,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "autotune/benchmark.h"
 #include "core/status.h"
@@ -52,16 +60,19 @@ class CommandBenchmark : public Benchmark {
   Measurement Measure(const MeasureRequest& request) override;
   std::string Describe() const override;  // "command: <template>"
 
-  // The command line run for `model_path`.
-  std::string CommandFor(const std::string& model_path) const;
+  // The command line run for `model_path` (and, in pair mode, `reference_path`).
+  std::string CommandFor(const std::string& model_path,
+                         const std::string& reference_path = "") const;
+  bool pair_mode() const;
 
  private:
   CommandBenchmark(CommandBenchmarkOptions options, std::regex latency_regex, int next_log)
       : options_(std::move(options)),
         latency_regex_(std::move(latency_regex)),
         next_log_(next_log) {}
-  // One run of the command on `model_path`: the latency, or the failure.
-  Measurement RunOnce(const std::string& model_path, double timeout_s, double* latency_ms);
+  // One run of `command`: its latencies (the last matching line's; in pair mode the first
+  // two matching lines'), or the failure.
+  Measurement RunOnce(const std::string& command, double timeout_s, std::vector<double>* latencies);
   std::string WriteLog(const std::string& command, const std::string& status,
                        const std::string& output);
 
@@ -73,5 +84,10 @@ class CommandBenchmark : public Benchmark {
 // Reads the latency from `output` as CommandBenchmarkOptions::latency_regex describes;
 // false when no line matches or the value is not a finite number >= 0.
 bool ParseLatency(const std::regex& regex, const std::string& output, double* latency_ms);
+
+// The value of every line of `output` that `regex` matches, in order; nullopt where the
+// matched text is not a finite number >= 0.
+std::vector<std::optional<double>> MatchedLatencies(const std::regex& regex,
+                                                    const std::string& output);
 
 }  // namespace qtune::autotune

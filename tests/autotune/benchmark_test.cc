@@ -18,6 +18,8 @@
 #include "autotune/benchmark_inprocess.h"
 #include "autotune/measure_worker.h"
 #include "autotune/subprocess.h"
+#include "util/missing_dependency.h"
+#include "util/ort_peer.h"
 
 namespace qtune::autotune {
 namespace {
@@ -393,6 +395,53 @@ TEST(CommandBenchmarkTest, LogDirGetsOneNumberedLogPerRun) {
   // A second benchmark on the same folder numbers on.
   m = MakeCommand("echo '\"median_ms\": 1'; : {model}", 60, logs)->Measure(Request("c.onnx"));
   EXPECT_TRUE(fs::exists(fs::path(logs) / "000005.log"));
+}
+
+TEST(CommandBenchmarkTest, ReferencePlaceholderMeasuresThePairInOneRunPerRound) {
+  ScratchDir dir;
+  std::string logs = (fs::path(dir.path()) / "logs").string();
+  // The model's latency first, then the reference's; `:` keeps the two paths in the line.
+  auto benchmark = MakeCommand(
+      "echo '\"median_ms\": 2'; echo '\"median_ms\": 4'; : {model} {reference}", 60, logs);
+  Measurement m = benchmark->Measure(Request("c.onnx", "r.onnx", /*rounds=*/3));
+  ASSERT_TRUE(m.ok()) << m.detail;
+  EXPECT_EQ(m.candidate_ms, (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(m.reference_ms, (std::vector<double>{4, 4, 4}));
+  EXPECT_TRUE(fs::exists(fs::path(logs) / "000003.log"));
+  EXPECT_FALSE(fs::exists(fs::path(logs) / "000004.log"));  // one run per round
+  std::ifstream log(fs::path(logs) / "000001.log");
+  std::string first_line;
+  std::getline(log, first_line);
+  EXPECT_NE(first_line.find("'c.onnx' 'r.onnx'"), std::string::npos) << first_line;
+  // No reference: the candidate goes in both places, only its latency is kept.
+  m = benchmark->Measure(Request("c.onnx"));
+  ASSERT_TRUE(m.ok()) << m.detail;
+  EXPECT_EQ(m.candidate_ms, (std::vector<double>{2}));
+  EXPECT_TRUE(m.reference_ms.empty());
+}
+
+TEST(CommandBenchmarkTest, ReferencePlaceholderWithOneLatencyLineIsUnparsable) {
+  auto benchmark = MakeCommand("echo '\"median_ms\": 2'; : {model} {reference}");
+  Measurement m = benchmark->Measure(Request("c.onnx", "r.onnx"));
+  EXPECT_EQ(m.failure, FailureKind::kUnparsable);
+  EXPECT_NE(m.detail.find("{reference}"), std::string::npos) << m.detail;
+}
+
+// The real peer: ONNX Runtime times both models in one process (tools/ort/ort_bench.js).
+TEST(CommandBenchmarkTest, OrtBenchTimesModelAndReferenceTogether) {
+  if (!qtune::testing::OrtAvailable())
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime is not installed";
+  auto benchmark = MakeCommand("node " + std::string(QTUNE_SOURCE_DIR) +
+                               "/tools/ort/ort_bench.js {model} --reference {reference} "
+                               "--json --warmup 2 --iters 10 --shape input=1x1x28x28");
+  Measurement m = benchmark->Measure(Request(kFmnist, kFmnist, /*rounds=*/2));
+  ASSERT_TRUE(m.ok()) << FailureKindName(m.failure, m.exit_code) << ": " << m.detail;
+  ASSERT_EQ(m.candidate_ms.size(), 2u);
+  ASSERT_EQ(m.reference_ms.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(m.candidate_ms[i], 0);
+    EXPECT_GT(m.reference_ms[i], 0);
+  }
 }
 
 }  // namespace
