@@ -20,6 +20,8 @@
 #include "cli/cli_runner.h"
 #include "core/file_io.h"
 #include "core/sha256.h"
+#include "util/missing_dependency.h"
+#include "util/ort_peer.h"
 
 extern char** environ;
 
@@ -317,6 +319,30 @@ TEST_F(AutotuneCliTest, ImportQdqSeedsTheSearchWithAQuantizedModelsPlacement) {
   auto bad = RunQtuneCli(Args("j", CommandFlags(kDeterministic) + " --import-qdq " + kModel));
   EXPECT_EQ(bad.exit_code, 3) << bad.out;
   EXPECT_NE(bad.out.find("QuantizeLinear"), std::string::npos) << bad.out;
+}
+
+// ONNX Runtime as the target, timing candidate and incumbent in one process (pair mode):
+// one run per round, and the tuned model is one that ONNX Runtime runs.
+TEST_F(AutotuneCliTest, OnnxRuntimeMeasuresEachPairInOneProcess) {
+  if (!qtune::testing::OrtAvailable())
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime is not installed";
+  const std::string command = "node " + std::string(QTUNE_SOURCE_DIR) +
+                              "/tools/ort/ort_bench.js {model} --reference {reference} --json "
+                              "--warmup 5 --iters 100 --shape input=1x1x28x28";
+  auto r = RunQtuneCli(
+      Args("ort", "--mode quick --benchmark command --benchmark-command '" + command + "' --json"),
+      /*with_stderr=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_NE(report["benchmark"].get<std::string>().find("{reference}"), std::string::npos);
+  EXPECT_EQ(report["counts"]["failed"].get<int>(), 0);
+  EXPECT_TRUE(report["final"]["vs_fp32"]["ok"].get<bool>());
+  EXPECT_TRUE(report["final"]["vs_rule"]["ok"].get<bool>());
+  // Quick mode measures 2 rounds: one ort_bench run each, baselines and final included.
+  int runs = 0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "ort" / "logs"))
+    runs += entry.is_regular_file();
+  EXPECT_EQ(runs, 2 * report["counts"]["measured"].get<int>());
 }
 
 TEST_F(AutotuneCliTest, OutputThatIsTheInputModelIsRefused) {
