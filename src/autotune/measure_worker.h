@@ -8,15 +8,17 @@
 //             "seed": S}
 //            Only "candidate" is required; the defaults are rounds 3, iters 10, warmup 3,
 //            threads 1, no shapes (the models' static sizes), seed 0.
-//   reply    {"ok": true, "candidate_ms": [...], "reference_ms": [...]}   one median per round
+//   reply    {"ok": true, "candidate_ms": [...], "reference_ms": [...],   one median per round
+//             "candidate_iters": N, "reference_iters": M}                  timed runs per round
 //            {"ok": false, "kind": "build" | "unparsable", "detail": MESSAGE}
 // "build": the engine rejected a model (load, compile or run error; the engine's message).
 // "unparsable": the request itself is malformed.
 //
 // Both models get the same seeded random inputs: floats uniform in [-1, 1], every other
-// type zeros (always a valid index). After `warmup` untimed runs of each, every round
-// times `iters` runs of the candidate, then `iters` runs of the reference, and records
-// each one's median: interleaving makes machine drift hit both alike.
+// type zeros (always a valid index). After `warmup` untimed runs of each and one timed
+// run (which sets its runs per round: `iters`, or more so that a round lasts at least
+// 25 ms), every round times the candidate's runs, then the reference's, and records each
+// one's median: interleaving makes machine drift hit both alike.
 //
 // The reference Session is kept between requests while its path, file size, mtime and
 // thread count stay the same: the incumbent is re-measured against many candidates.

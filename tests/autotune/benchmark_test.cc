@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -153,6 +154,31 @@ TEST(SubprocessTest, ShellQuoteKeepsSpacesQuotesAndDollars) {
   auto run = RunSubprocess(ShellArgv("printf %s " + ShellQuote(word)), RunOptions{});
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->output, word);
+}
+
+// A fast model gets more timed runs per round than asked for, so a round lasts ~25 ms.
+TEST(MeasureWorkerTest, FastModelGetsEnoughRunsPerRound) {
+  std::string requests = "{\"candidate\": \"" + kFmnist + "\", \"reference\": \"" + kFmnist +
+                         "\", \"rounds\": 2, \"iters\": 5, \"warmup\": 2, " +
+                         "\"shapes\": {\"input\": [1, 1, 28, 28]}}\n";
+  std::FILE* in = fmemopen(requests.data(), requests.size(), "r");
+  char* reply_data = nullptr;
+  size_t reply_size = 0;
+  std::FILE* out = open_memstream(&reply_data, &reply_size);
+  ASSERT_NE(in, nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(RunMeasureWorker(in, out), 0);
+  std::fclose(in);
+  std::fclose(out);
+  const nlohmann::json reply = nlohmann::json::parse(std::string(reply_data, reply_size));
+  free(reply_data);
+  ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
+  for (const char* side : {"candidate", "reference"}) {
+    const int iters = reply[std::string(side) + "_iters"].get<int>();
+    const double ms = reply[std::string(side) + "_ms"][0].get<double>();
+    EXPECT_GT(iters, 5) << side;
+    EXPECT_GE(iters * ms, 10.0) << side << ": " << iters << " runs of " << ms << " ms";
+  }
 }
 
 TEST(MeasureWorkerTest, BadRequestsGetRepliesNotACrash) {
