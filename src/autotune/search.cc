@@ -155,6 +155,10 @@ struct Searcher::ProposalState {
   std::set<std::string> tried_plans;  // plan keys measured against the current incumbent
   int measured = 0;                   // candidates handed to the measurer
   int proposals = 0;
+  // The lead: a scheme measured faster than the incumbent by more than its noise, but too
+  // little to adopt. Flips and mutations start from it instead of the incumbent's scheme.
+  std::string lead;
+  double lead_ratio = 1.0;
 };
 
 // A scheme skipped before measuring (entry.status set), or a candidate to measure.
@@ -171,7 +175,8 @@ struct Searcher::Proposal {
 StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(const PatternInfo& pattern,
                                                               const Incumbent& incumbent,
                                                               ProposalState& state, int slot) {
-  const std::string best_scheme = ProjectScheme(pattern, 0, incumbent.placement);
+  const std::string best_scheme =
+      state.lead.empty() ? ProjectScheme(pattern, 0, incumbent.placement) : state.lead;
   std::optional<std::string> scheme = state.generator.Next(best_scheme);
   if (!scheme.has_value()) return std::optional<Proposal>();
   ++state.proposals;
@@ -375,11 +380,13 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
       if (p.measure) requests.push_back({p.key, pattern.id, p.entry.scheme, p.write_files});
     }
     ASSIGN_OR_RETURN(std::vector<Comparison> results, measurer_.CompareMany(requests));
-    // The results in proposal order, as if measured one at a time.
-    bool adopted = false;
+    // The results in proposal order, as if measured one at a time. An adoption or a new
+    // lead changes what comes next: the proposals after it are dropped and proposing
+    // resumes from the state right after it.
+    bool rewound = false;
     size_t r = 0;
     for (Proposal& p : batch) {
-      if (adopted) {  // proposed against the incumbent of before: dropped
+      if (rewound) {  // proposed from the state of before: dropped
         if (p.measure && !results[r++].replayed) ++result.speculative_discarded;
         continue;
       }
@@ -390,13 +397,19 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
         report.schemes.push_back(p.entry);
         continue;
       }
-      ASSIGN_OR_RETURN(adopted, TakeResult(pattern, p, results[r++], incumbent, report));
-      if (adopted) {
+      ASSIGN_OR_RETURN(bool adopted, TakeResult(pattern, p, results[r++], incumbent, report));
+      const SchemeResult& e = p.entry;
+      const bool leads = !adopted && (e.status == "measured" || e.status == "replayed") &&
+                         e.ratio < 1.0 - e.noise && e.ratio < p.after->lead_ratio;
+      if (adopted || leads) {
         state = std::move(*p.after);
-        state.tried_plans.clear();
+        state.lead = adopted ? "" : e.scheme;
+        state.lead_ratio = adopted ? 1.0 : e.ratio;
+        if (adopted) state.tried_plans.clear();
+        rewound = true;
       }
     }
-    if (exhausted && !adopted) break;
+    if (exhausted && !rewound) break;
   }
   result.patterns.push_back(std::move(report));
   return Status::Ok();

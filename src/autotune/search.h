@@ -4,7 +4,9 @@
 // point, applied to every region of the pattern) are proposed in this order:
 //   seeds (the incumbent's projections, the pattern cache's and --import-qdq's schemes, all
 //   points, none), then every subset when the pattern has few points, otherwise
-//   single-point flips of the current best, then seeded random schemes.
+//   single-point flips of the current best, then seeded random schemes. The current best
+//   is the incumbent's scheme, or the lead: a scheme measured faster than the incumbent
+//   by more than its noise but too little to adopt (a step towards a larger win).
 // Before a candidate is measured it is deduplicated twice: by placement hash (never
 // measure a placement twice) and by compiled plan (qtune's engine compiles it first; a
 // plan equal to the incumbent's or to one already measured against it runs the same
@@ -13,12 +15,12 @@
 // seen in that measurement, and is confirmed by a second measurement before it is adopted.
 //
 // Parallel measuring (SearchOptions::parallel = K > 1): the searcher proposes the next K
-// candidates of a pattern as if none of them will be adopted (all against the same
+// candidates of a pattern as if none of them will be adopted or lead (all against the same
 // incumbent), has them measured at once (Measurer::CompareMany), then takes the results in
-// proposal order exactly as a one-at-a-time search would. When one is adopted, the
-// proposals after it are dropped (counted in speculative_discarded; their measurements
-// stay in the state log) and proposing resumes from the state right after the adopted
-// one. So the result, every report entry and the measured pairs are those of K = 1; only
+// proposal order exactly as a one-at-a-time search would. When one is adopted or becomes
+// the lead, the proposals after it are dropped (counted in speculative_discarded; their
+// measurements stay in the state log) and proposing resumes from the state right after
+// it. So the result, every report entry and the measured pairs are those of K = 1; only
 // the discarded speculative measurements come on top.
 //
 // Small wins: after the pattern pass, the wins too small to adopt alone (below min_gain or
