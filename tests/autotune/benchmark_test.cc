@@ -156,22 +156,30 @@ TEST(SubprocessTest, ShellQuoteKeepsSpacesQuotesAndDollars) {
   EXPECT_EQ(run->output, word);
 }
 
-// A fast model gets more timed runs per round than asked for, so a round lasts ~25 ms.
-TEST(MeasureWorkerTest, FastModelGetsEnoughRunsPerRound) {
-  std::string requests = "{\"candidate\": \"" + kFmnist + "\", \"reference\": \"" + kFmnist +
-                         "\", \"rounds\": 2, \"iters\": 5, \"warmup\": 2, " +
-                         "\"shapes\": {\"input\": [1, 1, 28, 28]}}\n";
+// The measure worker's replies to `requests` (one JSON request a line), run in this process.
+std::string WorkerReplies(std::string requests) {
   std::FILE* in = fmemopen(requests.data(), requests.size(), "r");
   char* reply_data = nullptr;
   size_t reply_size = 0;
   std::FILE* out = open_memstream(&reply_data, &reply_size);
-  ASSERT_NE(in, nullptr);
-  ASSERT_NE(out, nullptr);
+  if (in == nullptr || out == nullptr) {
+    ADD_FAILURE() << "fmemopen/open_memstream failed";
+    return "";
+  }
   EXPECT_EQ(RunMeasureWorker(in, out), 0);
   std::fclose(in);
   std::fclose(out);
-  const nlohmann::json reply = nlohmann::json::parse(std::string(reply_data, reply_size));
+  std::string replies(reply_data, reply_size);
   free(reply_data);
+  return replies;
+}
+
+// A fast model gets more timed runs per round than asked for, so a round lasts ~25 ms.
+TEST(MeasureWorkerTest, FastModelGetsEnoughRunsPerRound) {
+  const nlohmann::json reply = nlohmann::json::parse(
+      WorkerReplies("{\"candidate\": \"" + kFmnist + "\", \"reference\": \"" + kFmnist +
+                    "\", \"rounds\": 2, \"iters\": 5, \"warmup\": 2, " +
+                    "\"shapes\": {\"input\": [1, 1, 28, 28]}}\n"));
   ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
   for (const char* side : {"candidate", "reference"}) {
     const int iters = reply[std::string(side) + "_iters"].get<int>();
@@ -182,24 +190,13 @@ TEST(MeasureWorkerTest, FastModelGetsEnoughRunsPerRound) {
 }
 
 TEST(MeasureWorkerTest, BadRequestsGetRepliesNotACrash) {
-  std::string requests =
+  const std::string replies = WorkerReplies(
       "not json\n"
       "{}\n"
       "{\"candidate\": \"m.onnx\", \"rounds\": 0}\n"
       "{\"candidate\": \"m.onnx\", \"shapes\": {\"input\": [1, \"x\"]}}\n"
       "\n"
-      "{\"candidate\": \"/nonexistent/m.onnx\"}\n";
-  std::FILE* in = fmemopen(requests.data(), requests.size(), "r");
-  char* reply_data = nullptr;
-  size_t reply_size = 0;
-  std::FILE* out = open_memstream(&reply_data, &reply_size);
-  ASSERT_NE(in, nullptr);
-  ASSERT_NE(out, nullptr);
-  EXPECT_EQ(RunMeasureWorker(in, out), 0);
-  std::fclose(in);
-  std::fclose(out);
-  std::string replies(reply_data, reply_size);
-  free(reply_data);
+      "{\"candidate\": \"/nonexistent/m.onnx\"}\n");
   std::vector<std::string> lines;
   std::istringstream stream(replies);
   for (std::string line; std::getline(stream, line);) lines.push_back(line);
