@@ -175,8 +175,8 @@ Measurement CommandBenchmark::RunOnce(const std::string& command, double timeout
     if (values.size() < 2 || !values[0] || !values[1]) {
       m.failure = FailureKind::kUnparsable;
       status = fmt::format(
-          "exit code 0, but the output has {} valid latency lines matching '{}'; with "
-          "{{reference}} the first two are the model's and the reference's",
+          "exit code 0, but the output has {} lines matching '{}' (2 valid ones needed: with "
+          "{{reference}} the first two are the model's and the reference's)",
           values.size(), options_.latency_regex);
     } else {
       *latencies = {*values[0], *values[1]};
