@@ -48,6 +48,20 @@ struct TensorInfo {
   bool has_shape = false;
 };
 
+// Bench(): untimed warm-up runs, then timed ones.
+struct BenchOptions {
+  int warmup = 5;  // >= 0
+  int iters = 50;  // >= 1
+};
+
+// What Bench() measured: host wall time around each Run() call, in milliseconds.
+struct LatencyStats {
+  double median_ms = 0;  // the upper middle value for an even count (as `qtune bench`)
+  double p90_ms = 0;
+  double min_ms = 0;
+  std::vector<double> times_ms;  // every timed run, in run order
+};
+
 namespace api_internal {
 struct SessionImpl;  // the engine's session; see src/api/
 }  // namespace api_internal
@@ -70,6 +84,11 @@ class Session {
   // Inputs by name: every model input, any order. Outputs in the model's order. Errors
   // (InvalidArgument) name the input whose name, data type or rank is wrong.
   StatusOr<NamedTensors> Run(const NamedTensors& inputs);
+
+  // Times Run() on `inputs` with `qtune bench`'s loop. One extra untimed run comes first
+  // (it checks the inputs and compiles the plan), so no timed run includes compiling.
+  // Errors: Run()'s, or InvalidArgument for warmup < 0 or iters < 1.
+  StatusOr<LatencyStats> Bench(const NamedTensors& inputs, const BenchOptions& options = {});
 
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;

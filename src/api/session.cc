@@ -5,6 +5,7 @@
 
 #include "api/session_impl.h"
 #include "ir/onnx_io.h"
+#include "runtime/benchmark.h"
 
 namespace qtune {
 namespace api_internal {
@@ -70,6 +71,18 @@ Session::~Session() = default;
 
 StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
   return impl_->session->Run(inputs);
+}
+
+StatusOr<LatencyStats> Session::Bench(const NamedTensors& inputs, const BenchOptions& options) {
+  // One run first: it checks the inputs (naming a wrong one) and compiles the plan.
+  RETURN_IF_ERROR(impl_->session->Run(inputs).status());
+  ASSIGN_OR_RETURN(runtime::LatencyStats stats,
+                   runtime::MeasureLatency(*impl_->session, inputs,
+                                           {.warmup = options.warmup, .iters = options.iters}));
+  return LatencyStats{.median_ms = stats.median_ms,
+                      .p90_ms = stats.p90_ms,
+                      .min_ms = stats.min_ms,
+                      .times_ms = std::move(stats.times_ms)};
 }
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }

@@ -106,5 +106,24 @@ TEST(ApiSessionTest, WrongInputNameIsInvalidArgumentNamingIt) {
       << outputs.status().message();
 }
 
+TEST(ApiSessionTest, BenchTimesTheRequestedRunsAndRejectsBadCounts) {
+  auto session = Session::Open(kModel);
+  ASSERT_TRUE(session.ok());
+  const NamedTensors inputs = {{(*session)->inputs()[0].name, FirstImages(1)}};
+  auto stats = (*session)->Bench(inputs, {.warmup = 2, .iters = 7});
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_EQ(stats->times_ms.size(), 7u);
+  for (double ms : stats->times_ms) EXPECT_GT(ms, 0);
+  EXPECT_LE(stats->min_ms, stats->median_ms);
+  EXPECT_LE(stats->median_ms, stats->p90_ms);
+  auto bad = (*session)->Bench(inputs, {.warmup = 0, .iters = 0});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  auto wrong = (*session)->Bench({{"no_such_input", FirstImages(1)}});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("no_such_input"), std::string::npos)
+      << wrong.status().message();
+}
+
 }  // namespace
 }  // namespace qtune
