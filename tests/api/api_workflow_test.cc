@@ -77,6 +77,33 @@ TEST_F(ApiWorkflowTest, QuantizeWritesARunnableQdqModelAndItsSummary) {
   EXPECT_EQ(LogitsOnZeros(**session).size(), 10u);
 }
 
+TEST_F(ApiWorkflowTest, QuantizeTakesCalibrationTensorsInMemory) {
+  auto samples = Tensor::Allocate(DataType::kFloat32, {32, 1, 28, 28});
+  ASSERT_TRUE(samples.ok());
+  float* x = samples->data<float>();
+  for (int64_t i = 0; i < samples->num_elements(); ++i) x[i] = std::sin(0.37f * i) * 0.5f + 0.5f;
+  QuantizeOptions options;
+  options.calib_tensors = {{"input", *samples}};
+  auto result = Quantize(kModel, Path("q.onnx"), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_GT(result->quantized_layers, 0);
+  auto session = Session::Open(Path("q.onnx"));
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  EXPECT_EQ(LogitsOnZeros(**session).size(), 10u);
+  // Files and tensors at once is ambiguous; a tensor for no such input is named.
+  options.calib = {kCalib};
+  auto both = Quantize(kModel, Path("both.onnx"), options);
+  EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
+  options.calib.clear();
+  options.calib_tensors = {{"no_such_input", *samples}};
+  auto wrong = Quantize(kModel, Path("wrong.onnx"), options);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("no_such_input"), std::string::npos)
+      << wrong.status().message();
+  EXPECT_FALSE(fs::exists(Path("both.onnx")));
+  EXPECT_FALSE(fs::exists(Path("wrong.onnx")));
+}
+
 TEST_F(ApiWorkflowTest, QuantizeWithoutCalibrationDataSaysWhatToPass) {
   auto result = Quantize(kModel, Path("q.onnx"), {});
   ASSERT_FALSE(result.ok());
