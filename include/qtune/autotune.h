@@ -18,14 +18,19 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "status.h"
+#include "tensor.h"
 
 namespace qtune {
 
 struct AutotuneOptions {
   std::vector<std::string> calib;  // as QuantizeOptions::calib
+  // As QuantizeOptions::calib_tensors; written into work_dir/calib_tensors/ (kept for
+  // warm restarts, named by content so other data is a new search).
+  std::vector<std::pair<std::string, Tensor>> calib_tensors;
   std::string preprocess;
   std::string recipe = "int8";
   std::string work_dir;           // required; created when missing

@@ -19,14 +19,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "status.h"
+#include "tensor.h"
 
 namespace qtune {
 
 struct TuneOptions {
-  std::vector<std::string> calib;  // as QuantizeOptions::calib
+  std::vector<std::string> calib;                             // as QuantizeOptions::calib
+  std::vector<std::pair<std::string, Tensor>> calib_tensors;  // as QuantizeOptions::calib_tensors
   std::string preprocess;
   std::string recipe = "int8";          // of the int8 candidates
   std::vector<std::string> candidates;  // empty: all of fp32, bf16, int8, int8-fallback, autotuned

@@ -1,8 +1,10 @@
 // qtune::Autotune (include/qtune/autotune.h) over autotune::RunAutotune.
 #include "autotune/autotune.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api/calib_tensors.h"
 #include "api/qtune_binary.h"
 #include "qtune/autotune.h"
 
@@ -27,7 +29,12 @@ StatusOr<AutotuneResult> Autotune(const std::string& model_path, const std::stri
   engine.model_path = model_path;
   engine.output_path = output_path;
   engine.work_dir = options.work_dir;
-  engine.calib_specs = options.calib;
+  // The tensors stay in the work dir: a warm restart reads them again.
+  ASSIGN_OR_RETURN(
+      engine.calib_specs,
+      api_internal::CalibSpecs(options.calib, options.calib_tensors,
+                               (std::filesystem::path(options.work_dir) / "calib_tensors").string(),
+                               "qtune::Autotune"));
   engine.preprocess = options.preprocess;
   engine.recipe = options.recipe;
   engine.max_calib_samples = options.max_calib_samples;

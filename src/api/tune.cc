@@ -1,6 +1,7 @@
 // qtune::Tune (include/qtune/tune.h) over tune::Tune and tune::SaveTuned.
 #include "qtune/tune.h"
 
+#include "api/calib_tensors.h"
 #include "api/qtune_binary.h"
 #include "ir/onnx_io.h"
 #include "tune/tune.h"
@@ -10,7 +11,10 @@ namespace qtune {
 StatusOr<TuneResult> Tune(const std::string& model_path, const std::string& checkpoint_path,
                           const TuneOptions& options) {
   tune::TuneOptions engine;
-  engine.calib_specs = options.calib;
+  ASSIGN_OR_RETURN(
+      api_internal::TemporaryCalib calib,
+      api_internal::TemporaryCalibSpecs(options.calib, options.calib_tensors, "qtune::Tune"));
+  engine.calib_specs = calib.specs;
   engine.preprocess = options.preprocess;
   engine.recipe = options.recipe;
   if (!options.candidates.empty()) engine.candidates = options.candidates;

@@ -77,13 +77,21 @@ TEST_F(ApiWorkflowTest, QuantizeWritesARunnableQdqModelAndItsSummary) {
   EXPECT_EQ(LogitsOnZeros(**session).size(), 10u);
 }
 
-TEST_F(ApiWorkflowTest, QuantizeTakesCalibrationTensorsInMemory) {
-  auto samples = Tensor::Allocate(DataType::kFloat32, {32, 1, 28, 28});
-  ASSERT_TRUE(samples.ok());
+// `n` fmnist-sized samples of a smooth pattern in [0, 1]; `phase` makes other data.
+Tensor CalibSamples(int64_t n, float phase = 0) {
+  auto samples = Tensor::Allocate(DataType::kFloat32, {n, 1, 28, 28});
+  EXPECT_TRUE(samples.ok());
   float* x = samples->data<float>();
-  for (int64_t i = 0; i < samples->num_elements(); ++i) x[i] = std::sin(0.37f * i) * 0.5f + 0.5f;
+  for (int64_t i = 0; i < samples->num_elements(); ++i) {
+    x[i] = std::sin(0.37f * static_cast<float>(i) + phase) * 0.5f + 0.5f;
+  }
+  return *samples;
+}
+
+TEST_F(ApiWorkflowTest, QuantizeTakesCalibrationTensorsInMemory) {
+  const Tensor samples = CalibSamples(32);
   QuantizeOptions options;
-  options.calib_tensors = {{"input", *samples}};
+  options.calib_tensors = {{"input", samples}};
   auto result = Quantize(kModel, Path("q.onnx"), options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_GT(result->quantized_layers, 0);
@@ -95,13 +103,41 @@ TEST_F(ApiWorkflowTest, QuantizeTakesCalibrationTensorsInMemory) {
   auto both = Quantize(kModel, Path("both.onnx"), options);
   EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
   options.calib.clear();
-  options.calib_tensors = {{"no_such_input", *samples}};
+  options.calib_tensors = {{"no_such_input", samples}};
   auto wrong = Quantize(kModel, Path("wrong.onnx"), options);
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().message().find("no_such_input"), std::string::npos)
       << wrong.status().message();
   EXPECT_FALSE(fs::exists(Path("both.onnx")));
   EXPECT_FALSE(fs::exists(Path("wrong.onnx")));
+}
+
+// Autotune keeps the tensors in the work dir: the same tensors resume the search, other
+// ones are other options (refused until a new work dir or force_new).
+TEST_F(ApiWorkflowTest, AutotuneWithCalibrationTensorsResumesOnTheSameData) {
+  AutotuneOptions options;
+  options.calib_tensors = {{"input", CalibSamples(32)}};
+  options.mode = "quick";
+  options.work_dir = Path("work");
+  options.qtune_binary = QTUNE_BINARY;
+  auto first = Autotune(kModel, Path("at.onnx"), options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto again = Autotune(kModel, Path("at.onnx"), options);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(nlohmann::json::parse(again->report_json)["counts"]["measured"], 0);
+  options.calib_tensors = {{"input", CalibSamples(32, /*phase=*/1)}};
+  auto other = Autotune(kModel, Path("at.onnx"), options);
+  EXPECT_FALSE(other.ok());
+}
+
+TEST_F(ApiWorkflowTest, TuneTakesCalibrationTensors) {
+  TuneOptions options = QuickTune();
+  options.calib.clear();
+  options.calib_tensors = {{"input", CalibSamples(32)}};
+  auto result = Tune(kModel, Path("m.qtc"), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(fs::exists(Path("m.qtc")));
+  EXPECT_EQ(result->rows.size(), 2u);
 }
 
 TEST_F(ApiWorkflowTest, QuantizeWithoutCalibrationDataSaysWhatToPass) {
