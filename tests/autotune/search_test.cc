@@ -283,7 +283,8 @@ TEST_F(AutotuneCliTest, PatternCacheIsWrittenAndSeedsTheNextRun) {
   const nlohmann::json j = nlohmann::json::parse(*text);
   EXPECT_EQ(j["format"], "qtune-pattern-cache");
   ASSERT_FALSE(j["patterns"].empty());
-  for (const auto& p : Report("c1")["patterns"]) {
+  const nlohmann::json report1 = Report("c1");  // kept: a range-for over a temporary's
+  for (const auto& p : report1["patterns"]) {   // member would read freed memory
     if (p["points"].get<int>() == 0) continue;
     // The final scheme of every pattern is the first entry of its cache list.
     EXPECT_EQ(j["patterns"][p["signature"].get<std::string>()][0], p["best_scheme"]);
@@ -291,7 +292,8 @@ TEST_F(AutotuneCliTest, PatternCacheIsWrittenAndSeedsTheNextRun) {
   auto second = RunQtuneCli(Args("c2", flags));
   ASSERT_EQ(second.exit_code, 0) << second.out;
   // The second run proposes every cached best scheme among its first ones.
-  for (const auto& p : Report("c2")["patterns"]) {
+  const nlohmann::json report2 = Report("c2");
+  for (const auto& p : report2["patterns"]) {
     if (p["points"].get<int>() == 0) continue;
     const auto& cached = j["patterns"][p["signature"].get<std::string>()][0];
     bool proposed = false;
