@@ -1,7 +1,5 @@
 #include "api/calib_tensors.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 
 #include "core/npy.h"
@@ -9,22 +7,6 @@
 
 namespace qtune::api_internal {
 namespace fs = std::filesystem;
-
-StatusOr<TempDir> TempDir::Create() {
-  std::string pattern = (fs::temp_directory_path() / "qtune_calib_XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return InternalError("cannot create a temporary folder for the calibration tensors in " +
-                         fs::temp_directory_path().string());
-  }
-  return TempDir(pattern);
-}
-
-TempDir::TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, "")) {}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  if (!path_.empty()) fs::remove_all(path_, ec);
-}
 
 StatusOr<std::vector<std::string>> CalibSpecs(const std::vector<std::string>& files,
                                               const CalibTensors& tensors, const std::string& dir,
@@ -59,7 +41,7 @@ StatusOr<TemporaryCalib> TemporaryCalibSpecs(const std::vector<std::string>& fil
                                              const std::string& caller) {
   TemporaryCalib calib;
   if (!tensors.empty() && files.empty()) {
-    ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
+    ASSIGN_OR_RETURN(TempFolder dir, TempFolder::Create("qtune_calib_"));
     calib.files.emplace(std::move(dir));
   }
   ASSIGN_OR_RETURN(calib.specs,

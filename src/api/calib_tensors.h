@@ -7,26 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/file_io.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
 namespace qtune::api_internal {
 
 using CalibTensors = std::vector<std::pair<std::string, Tensor>>;
-
-// A temporary folder, removed with everything in it when this goes out of scope.
-class TempDir {
- public:
-  static StatusOr<TempDir> Create();
-  TempDir(TempDir&& other) noexcept;
-  TempDir(const TempDir&) = delete;
-  ~TempDir();
-  const std::string& path() const { return path_; }
-
- private:
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 // The specs for `files` or `tensors` (an error when both are given; `caller` names the API
 // function in it). Each tensor is written into `dir` (created if missing) as
@@ -40,7 +27,7 @@ StatusOr<std::vector<std::string>> CalibSpecs(const std::vector<std::string>& fi
 // CalibSpecs() with the tensors in a temporary folder that lives as long as the result.
 struct TemporaryCalib {
   std::vector<std::string> specs;
-  std::optional<TempDir> files;  // only when there are tensors
+  std::optional<TempFolder> files;  // only when there are tensors
 };
 StatusOr<TemporaryCalib> TemporaryCalibSpecs(const std::vector<std::string>& files,
                                              const CalibTensors& tensors,

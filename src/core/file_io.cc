@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -64,6 +66,20 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
     return s;
   }
   return Status::Ok();
+}
+
+StatusOr<TempFolder> TempFolder::Create(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return InternalError("cannot create a temporary folder '" + pattern +
+                         "': " + std::strerror(errno));
+  }
+  return TempFolder(pattern);
+}
+
+TempFolder::~TempFolder() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace qtune

@@ -1,13 +1,13 @@
 #include "tune/tune.h"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "autotune/benchmark_inprocess.h"
@@ -39,28 +39,17 @@ class WorkDir {
       dir.path_ = given;
       return dir;
     }
-    std::string pattern = (fs::temp_directory_path() / "qtune-tune-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return InternalError(fmt::format("cannot create a temporary folder '{}'", pattern));
-    }
-    dir.path_ = pattern;
-    dir.owned_ = true;
+    ASSIGN_OR_RETURN(TempFolder temp, TempFolder::Create("qtune-tune-"));
+    dir.path_ = temp.path();
+    dir.owned_.emplace(std::move(temp));
     return dir;
-  }
-  WorkDir(WorkDir&& other) noexcept : path_(std::move(other.path_)), owned_(other.owned_) {
-    other.owned_ = false;
-  }
-  WorkDir(const WorkDir&) = delete;
-  ~WorkDir() {
-    std::error_code ec;
-    if (owned_) fs::remove_all(path_, ec);
   }
   std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
 
  private:
   WorkDir() = default;
   std::string path_;
-  bool owned_ = false;
+  std::optional<TempFolder> owned_;  // a folder of our own: removed with the WorkDir
 };
 
 std::string CpuBf16Note() {
