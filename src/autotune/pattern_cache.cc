@@ -42,7 +42,7 @@ Status SavePatternCache(const std::string& path, PatternSeeds cache, const Searc
     if (pattern.points == 0) continue;
     std::vector<std::pair<double, std::string>> winners;
     for (const SchemeResult& s : pattern.schemes) {
-      if ((s.status == "measured" || s.status == "replayed") && s.ratio < 1.0) {
+      if (HasRatio(s) && s.ratio < 1.0) {
         winners.emplace_back(s.ratio, s.scheme);
       }
     }

@@ -10,7 +10,7 @@ namespace {
 // A scheme entry: the figures of a measured one, the error of a failed one.
 nlohmann::json SchemeJson(const SchemeResult& r) {
   nlohmann::json j = {{"scheme", r.scheme}, {"status", r.status}};
-  if (r.status == "measured" || r.status == "replayed") {
+  if (HasRatio(r)) {
     j["ratio"] = r.ratio;
     j["noise"] = r.noise;
     j["candidate_ms"] = r.candidate_ms;

@@ -20,6 +20,21 @@
 
 namespace qtune::autotune {
 namespace fs = std::filesystem;
+namespace {
+
+// Writes `graph` (which must outlive the writer) to `path` when the measurer needs the
+// files; the reference is already on disk.
+Measurer::FileWriter CandidateWriter(const ir::Graph* graph, std::string path,
+                                     std::string reference) {
+  return [graph, path = std::move(path),
+          reference = std::move(reference)]() -> StatusOr<std::pair<std::string, std::string>> {
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
+    RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
+    return std::make_pair(path, reference);
+  };
+}
+
+}  // namespace
 
 std::vector<PatternInfo> GroupPatterns(const RegionTree& tree, const SignatureOptions& signature,
                                        const PlacementExporter& exporter) {
@@ -206,13 +221,7 @@ StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(const PatternInfo&
   p.key = PlacementHash(p.candidate) + ":" + incumbent.hash;
   const std::string file = slot == 0 ? "candidate.onnx" : fmt::format("candidate-{}.onnx", slot);
   const std::string candidate_path = (fs::path(options_.work_dir) / file).string();
-  const ir::Graph* graph = p.graph.get();
-  p.write_files = [graph, candidate_path,
-                   reference = incumbent.path]() -> StatusOr<std::pair<std::string, std::string>> {
-    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
-    RETURN_IF_ERROR(WriteFileAtomic(candidate_path, bytes));
-    return std::make_pair(candidate_path, reference);
-  };
+  p.write_files = CandidateWriter(p.graph.get(), candidate_path, incumbent.path);
   p.after = state;
   return std::optional<Proposal>(std::move(p));
 }
@@ -271,8 +280,7 @@ Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
         best = nullptr;
         break;
       }
-      const bool measured = s.status == "measured" || s.status == "replayed";
-      if (measured && s.ratio < 1.0 && (best == nullptr || s.ratio < best->ratio)) best = &s;
+      if (HasRatio(s) && s.ratio < 1.0 && (best == nullptr || s.ratio < best->ratio)) best = &s;
     }
     if (best == nullptr) continue;
     for (const PatternInfo& p : patterns_) {
@@ -303,14 +311,8 @@ Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
       }
     }
     const std::string key = PlacementHash(candidate) + ":" + incumbent.hash;
-    const std::string path = (fs::path(options_.work_dir) / "candidate.onnx").string();
-    Measurer::FileWriter write_files =
-        [&graph, path,
-         reference = incumbent.path]() -> StatusOr<std::pair<std::string, std::string>> {
-      ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
-      RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
-      return std::make_pair(path, reference);
-    };
+    const Measurer::FileWriter write_files = CandidateWriter(
+        graph.get(), (fs::path(options_.work_dir) / "candidate.onnx").string(), incumbent.path);
     ASSIGN_OR_RETURN(Comparison first,
                      measurer_.Compare(key, "combined", entry.scheme, write_files));
     ASSIGN_OR_RETURN(entry.adopted, WinHolds(first, key, "combined", write_files, entry));
@@ -399,8 +401,8 @@ Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
       }
       ASSIGN_OR_RETURN(bool adopted, TakeResult(pattern, p, results[r++], incumbent, report));
       const SchemeResult& e = p.entry;
-      const bool leads = !adopted && (e.status == "measured" || e.status == "replayed") &&
-                         e.ratio < 1.0 - e.noise && e.ratio < p.after->lead_ratio;
+      const bool leads =
+          !adopted && HasRatio(e) && e.ratio < 1.0 - e.noise && e.ratio < p.after->lead_ratio;
       if (adopted || leads) {
         state = std::move(*p.after);
         state.lead = adopted ? "" : e.scheme;

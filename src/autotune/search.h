@@ -87,6 +87,11 @@ struct SchemeResult {
   bool adopted = false;
 };
 
+// Whether `r` has a ratio: measured in this run or replayed from the state log.
+inline bool HasRatio(const SchemeResult& r) {
+  return r.status == "measured" || r.status == "replayed";
+}
+
 struct PatternReport {
   std::string id, signature;
   int regions = 0, points = 0, nodes = 0;
