@@ -27,9 +27,19 @@ namespace qtune::ir {
 class Node;
 class Graph;
 
+// What a value holds at run time (core/run_value.h): a tensor, a sequence of tensors, or
+// an optional (of a tensor or of a sequence, per `optional_of`).
+enum class ValueKind : uint8_t { kTensor, kSequence, kOptional };
+
+// A value's type. For a sequence (or an optional of one), dtype and shape describe its
+// elements. Most of qtune handles kTensor only; the other kinds run on the engine's
+// dynamic steps (runtime/plan/staged_runner.h).
 struct TensorType {
   DataType dtype = DataType::kUndefined;
   std::optional<Shape> shape;  // nullopt when even the rank is unknown
+  ValueKind kind = ValueKind::kTensor;
+  ValueKind optional_of = ValueKind::kTensor;  // for kind == kOptional: kTensor or kSequence
+  bool is_tensor() const { return kind == ValueKind::kTensor; }
 };
 
 // One consumer of a value: `node` reads it as input number `input_index`, or, when

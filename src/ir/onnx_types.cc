@@ -41,14 +41,10 @@ onnx::AttributeProto::AttributeType InferAttributeType(const onnx::AttributeProt
 
 }  // namespace
 
-StatusOr<TensorType> TensorTypeFromProto(const onnx::TypeProto& proto) {
+namespace {
+
+StatusOr<TensorType> FromTensorProtoType(const onnx::TypeProto::Tensor& tensor) {
   TensorType type;
-  if (proto.value_case() == onnx::TypeProto::VALUE_NOT_SET) return type;
-  if (proto.value_case() != onnx::TypeProto::kTensorType) {
-    return UnimplementedError(std::string("has a non-tensor type (") + TypeKindName(proto) +
-                              "); qtune handles tensor values only");
-  }
-  const onnx::TypeProto::Tensor& tensor = proto.tensor_type();
   const int32_t elem = tensor.elem_type();
   if (elem != 0 && !IsKnownDataType(elem)) {
     return InvalidArgumentError("has unknown data type " + std::to_string(elem) +
@@ -75,13 +71,65 @@ StatusOr<TensorType> TensorTypeFromProto(const onnx::TypeProto& proto) {
   return type;
 }
 
-bool HasTypeInformation(const TensorType& type) {
-  return type.dtype != DataType::kUndefined || type.shape.has_value();
+// A sequence's element type must be a tensor (ONNX allows nested sequences and maps there,
+// which qtune does not run).
+StatusOr<TensorType> FromSequenceProtoType(const onnx::TypeProto::Sequence& sequence) {
+  const onnx::TypeProto& elem = sequence.elem_type();
+  if (elem.value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+    TensorType type;
+    type.kind = ValueKind::kSequence;
+    return type;
+  }
+  if (elem.value_case() != onnx::TypeProto::kTensorType) {
+    return UnimplementedError(std::string("is a sequence of ") + TypeKindName(elem) +
+                              " values; qtune handles sequences of tensors only");
+  }
+  ASSIGN_OR_RETURN(TensorType type, FromTensorProtoType(elem.tensor_type()));
+  type.kind = ValueKind::kSequence;
+  return type;
 }
 
-void TensorTypeToProto(const TensorType& type, onnx::TypeProto* proto) {
-  if (!HasTypeInformation(type)) return;
-  onnx::TypeProto::Tensor* tensor = proto->mutable_tensor_type();
+}  // namespace
+
+StatusOr<TensorType> TensorTypeFromProto(const onnx::TypeProto& proto) {
+  switch (proto.value_case()) {
+    case onnx::TypeProto::VALUE_NOT_SET:
+      return TensorType{};
+    case onnx::TypeProto::kTensorType:
+      return FromTensorProtoType(proto.tensor_type());
+    case onnx::TypeProto::kSequenceType:
+      return FromSequenceProtoType(proto.sequence_type());
+    case onnx::TypeProto::kOptionalType: {
+      const onnx::TypeProto& elem = proto.optional_type().elem_type();
+      StatusOr<TensorType> inner = TensorType{};
+      if (elem.value_case() == onnx::TypeProto::kTensorType) {
+        inner = FromTensorProtoType(elem.tensor_type());
+      } else if (elem.value_case() == onnx::TypeProto::kSequenceType) {
+        inner = FromSequenceProtoType(elem.sequence_type());
+      } else if (elem.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+        return UnimplementedError(std::string("is an optional of ") + TypeKindName(elem) +
+                                  " values; qtune handles optional tensors and sequences only");
+      }
+      if (!inner.ok()) return inner.status();
+      TensorType type = *inner;
+      type.optional_of = type.kind;
+      type.kind = ValueKind::kOptional;
+      return type;
+    }
+    default:
+      return UnimplementedError(std::string("has a ") + TypeKindName(proto) +
+                                " type; qtune handles tensors, sequences and optionals");
+  }
+}
+
+bool HasTypeInformation(const TensorType& type) {
+  return type.dtype != DataType::kUndefined || type.shape.has_value() ||
+         type.kind != ValueKind::kTensor;
+}
+
+namespace {
+
+void TensorPartToProto(const TensorType& type, onnx::TypeProto::Tensor* tensor) {
   tensor->set_elem_type(static_cast<int32_t>(type.dtype));
   if (!type.shape.has_value()) return;
   onnx::TensorShapeProto* shape = tensor->mutable_shape();
@@ -93,6 +141,29 @@ void TensorTypeToProto(const TensorType& type, onnx::TypeProto* proto) {
       dim->set_dim_param(d.symbol);
     }
   }
+}
+
+void KindToProto(const TensorType& type, ValueKind kind, onnx::TypeProto* proto) {
+  if (kind == ValueKind::kSequence) {
+    TensorPartToProto(type, proto->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type());
+  } else {
+    TensorPartToProto(type, proto->mutable_tensor_type());
+  }
+}
+
+}  // namespace
+
+void TensorTypeToProto(const TensorType& type, onnx::TypeProto* proto) {
+  if (type.kind == ValueKind::kOptional) {
+    KindToProto(type, type.optional_of, proto->mutable_optional_type()->mutable_elem_type());
+    return;
+  }
+  if (type.kind == ValueKind::kSequence) {
+    KindToProto(type, ValueKind::kSequence, proto);
+    return;
+  }
+  if (!HasTypeInformation(type)) return;
+  TensorPartToProto(type, proto->mutable_tensor_type());
 }
 
 StatusOr<Attribute> AttributeFromProto(const onnx::AttributeProto& p, TensorReader& reader,

@@ -7,6 +7,7 @@
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/plan/non_finite.h"
 #include "runtime/reference/registry.h"
+#include "runtime/shape/infer_shapes.h"
 
 namespace qtune::runtime {
 
@@ -38,8 +39,13 @@ StatusOr<PlanExecutor*> Session::PlanFor(const std::map<std::string, std::vector
   if (it != plans_.end()) return it->second.get();
   CompileOptions compile_options{options_.threads, options_.use_onednn && !reference,
                                  options_.optimize, options_.bf16, options_.bf16_nodes};
-  ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(*graph_, sizes, compile_options));
-  ASSIGN_OR_RETURN(std::unique_ptr<PlanExecutor> executor, PlanExecutor::Create(std::move(plan)));
+  StatusOr<std::unique_ptr<Plan>> plan = Compile(*graph_, sizes, compile_options);
+  if (!plan.ok() && IsComputedAtRunTime(plan.status())) {
+    plans_[{sizes, reference}] = nullptr;  // runs in stages (Runner)
+    return nullptr;
+  }
+  if (!plan.ok()) return plan.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<PlanExecutor> executor, PlanExecutor::Create(std::move(*plan)));
   PlanExecutor* raw = executor.get();
   plans_[{sizes, reference}] = std::move(executor);
   return raw;
@@ -48,7 +54,103 @@ StatusOr<PlanExecutor*> Session::PlanFor(const std::map<std::string, std::vector
 StatusOr<const Plan*> Session::Prepare(const std::map<std::string, std::vector<int64_t>>& sizes) {
   std::lock_guard<std::mutex> lock(mutex_);
   ASSIGN_OR_RETURN(PlanExecutor * executor, PlanFor(sizes));
+  if (executor == nullptr) {
+    return FailedPreconditionError(
+        "the model has sizes that depend on values computed at run time; its plans are "
+        "compiled in stages while it runs (see `qtune run --print-plan`)");
+  }
   return &executor->plan();
+}
+
+std::string Session::DescribeLastRun() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_runner_ != nullptr ? last_runner_->LastRunToString() : std::string();
+}
+
+GraphRunner& Session::Runner(bool reference) {
+  std::unique_ptr<GraphRunner>& runner = runners_[reference ? 1 : 0];
+  if (!runner) {
+    GraphRunnerOptions options;
+    options.compile = CompileOptions{options_.threads, options_.use_onednn && !reference,
+                                     options_.optimize, options_.bf16, options_.bf16_nodes};
+    options.profile = options_.profile;
+    runner = std::make_unique<GraphRunner>(*graph_, options);
+  }
+  return *runner;
+}
+
+StatusOr<std::vector<RunValue>> Session::RunStaged(std::vector<RunValue> inputs, bool reference) {
+  if (options_.use_onednn) onednn::SetThreads(options_.threads);
+  const int64_t non_finite_before = NonFiniteStepsSeen();
+  last_runner_ = &Runner(reference);
+  StatusOr<std::vector<RunValue>> outputs = last_runner_->Run(inputs);
+  if (outputs.ok() && !reference && options_.use_onednn &&
+      NonFiniteStepsSeen() != non_finite_before) {
+    // A step made NaN or inf from finite inputs: the outputs come from the reference tier.
+    last_runner_ = &Runner(true);
+    outputs = last_runner_->Run(inputs);
+  }
+  return outputs;
+}
+
+StatusOr<NamedValues> Session::RunValues(const NamedValues& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  bool all_tensors = true;
+  for (const ir::Value* v : graph_->inputs()) all_tensors &= v->type().is_tensor();
+  for (const ir::Value* v : graph_->outputs()) all_tensors &= v->type().is_tensor();
+  for (const auto& [name, value] : inputs) all_tensors &= value.is_tensor();
+  NamedValues outputs;
+  if (all_tensors) {
+    NamedTensors tensors;
+    for (const auto& [name, value] : inputs) tensors.emplace_back(name, value.tensor());
+    ASSIGN_OR_RETURN(NamedTensors result, RunLocked(tensors));
+    for (auto& [name, tensor] : result) outputs.emplace_back(name, RunValue::Of(std::move(tensor)));
+    return outputs;
+  }
+  const auto& graph_inputs = graph_->inputs();
+  std::vector<RunValue> ordered(graph_inputs.size());
+  std::vector<bool> given(graph_inputs.size(), false);
+  bool reference = false;
+  for (const auto& [name, value] : inputs) {
+    size_t i = 0;
+    while (i < graph_inputs.size() && graph_inputs[i]->name() != name) ++i;
+    if (i == graph_inputs.size()) {
+      return InvalidArgumentError("the model has no input named '" + name + "'; its inputs are" +
+                                  InputList());
+    }
+    if (given[i]) return InvalidArgumentError("input '" + name + "' is given twice");
+    const ir::TensorType& type = graph_inputs[i]->type();
+    if (type.kind == ir::ValueKind::kSequence && !value.is_sequence()) {
+      return InvalidArgumentError("input '" + name + "' must be a sequence of tensors");
+    }
+    if (type.kind == ir::ValueKind::kTensor && !value.is_tensor()) {
+      return InvalidArgumentError("input '" + name + "' must be a tensor");
+    }
+    if (value.is_tensor() && value.tensor().is_valid() && type.dtype != DataType::kUndefined &&
+        value.tensor().dtype() != type.dtype) {
+      return InvalidArgumentError("input '" + name + "' is " +
+                                  std::string(DataTypeName(value.tensor().dtype())) +
+                                  " but the model expects " +
+                                  std::string(DataTypeName(type.dtype)));
+    }
+    if (options_.use_onednn && value.is_tensor() && value.tensor().is_valid()) {
+      reference |= AnyNonFinite(value.tensor());
+    }
+    ordered[i] = value;
+    given[i] = true;
+  }
+  for (size_t i = 0; i < graph_inputs.size(); ++i) {
+    if (!given[i] && graph_inputs[i]->type().kind != ir::ValueKind::kOptional) {
+      return InvalidArgumentError("missing input '" + graph_inputs[i]->name() +
+                                  "'; the model's inputs are" + InputList());
+    }
+    if (!given[i]) ordered[i] = RunValue::None();
+  }
+  ASSIGN_OR_RETURN(std::vector<RunValue> values, RunStaged(std::move(ordered), reference));
+  for (size_t i = 0; i < values.size(); ++i) {
+    outputs.emplace_back(graph_->outputs()[i]->name(), std::move(values[i]));
+  }
+  return outputs;
 }
 
 std::string Session::InputList() const {
@@ -120,12 +222,33 @@ StatusOr<PlanExecutor*> Session::ExecutorForGivenInputs(bool reference) {
 
 StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
+  return RunLocked(inputs);
+}
+
+StatusOr<NamedTensors> Session::RunLocked(const NamedTensors& inputs) {
   RETURN_IF_ERROR(MatchInputs(inputs));
   bool reference = false;  // NaN or inf in the inputs (see session.h)
   if (options_.use_onednn) {
     for (const Tensor* tensor : given_) reference |= AnyNonFinite(*tensor);
   }
   ASSIGN_OR_RETURN(PlanExecutor * executor, ExecutorForGivenInputs(reference));
+  if (executor == nullptr) {  // sizes that depend on values: run in stages
+    std::vector<RunValue> values;
+    for (const Tensor* tensor : given_) values.push_back(RunValue::Of(*tensor));
+    ASSIGN_OR_RETURN(std::vector<RunValue> results, RunStaged(std::move(values), reference));
+    NamedTensors outputs;
+    for (size_t i = 0; i < results.size(); ++i) {
+      const std::string& name = graph_->outputs()[i]->name();
+      if (!results[i].is_tensor()) {
+        return InvalidArgumentError("output '" + name +
+                                    "' is a sequence or an optional; run the model with "
+                                    "Session::RunValues");
+      }
+      outputs.emplace_back(name, std::move(results[i].tensor()));
+    }
+    return outputs;
+  }
+  last_runner_ = nullptr;
   const Plan& plan = executor->plan();
 
   NamedTensors outputs;  // the only allocations of a warm run: what the caller gets

@@ -21,10 +21,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/run_value.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "runtime/compile.h"
+#include "runtime/dynamic/graph_runner.h"
 #include "runtime/plan/plan_executor.h"
 
 namespace qtune::runtime {
@@ -46,6 +48,7 @@ struct SessionOptions {
 inline constexpr char kBf16NodesMetadataKey[] = "qtune.bf16_nodes";
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+using NamedValues = std::vector<std::pair<std::string, RunValue>>;
 
 class Session {
  public:
@@ -55,11 +58,22 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Inputs by graph input name (every graph input, any order). Outputs in graph order.
-  // Errors name the input whose name, data type or rank is wrong.
+  // Errors name the input whose name, data type or rank is wrong, or the output that is
+  // a sequence or optional (use RunValues for those models).
   StatusOr<NamedTensors> Run(const NamedTensors& inputs);
 
+  // Run for models whose inputs or outputs may be sequences or optionals (any model).
+  StatusOr<NamedValues> RunValues(const NamedValues& inputs);
+
   // Compiles (or finds) the plan for these input sizes without running it.
+  // FailedPrecondition when the model has sizes that depend on values computed at run
+  // time (data-dependent sizes, sequences): its plans are compiled in stages while it
+  // runs (dynamic/graph_runner.h); DescribeLastRun() shows them.
   StatusOr<const Plan*> Prepare(const std::map<std::string, std::vector<int64_t>>& input_sizes);
+
+  // The plans and dynamic steps of the last run of a model with data-dependent sizes;
+  // empty for a static-size model.
+  std::string DescribeLastRun();
 
   const ir::Graph& graph() const { return *graph_; }
   const SessionOptions& options() const { return options_; }
@@ -79,19 +93,26 @@ class Session {
   // and runs it.
   Status RunBound(PlanExecutor& executor, bool reference);
   std::string InputList() const;  // " 'a' 'b'", for errors
+  // The staged runner for sizes that depend on values (created on first use).
+  GraphRunner& Runner(bool reference);
+  // Runs given_ through the staged runner (with the reference rerun for NaN made inside).
+  StatusOr<std::vector<RunValue>> RunStaged(std::vector<RunValue> inputs, bool reference);
+  StatusOr<NamedTensors> RunLocked(const NamedTensors& inputs);
 
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;
   std::mutex mutex_;
   std::map<std::pair<std::map<std::string, std::vector<int64_t>>, bool>,
            std::unique_ptr<PlanExecutor>>
-      plans_;  // by input sizes and `reference`
+      plans_;  // by input sizes and `reference`; null: sizes that depend on values
   std::map<const PlanExecutor*, PlanBinding> bindings_;
   // Per-run scratch, kept so a warm run allocates nothing for it.
   std::vector<const Tensor*> given_;
   std::vector<Tensor> input_views_, output_views_;
   PlanExecutor* last_ = nullptr;  // the plan of the last run, and whether it was `reference`
   bool last_reference_ = false;
+  std::unique_ptr<GraphRunner> runners_[2];  // [reference]; see Runner()
+  GraphRunner* last_runner_ = nullptr;
 };
 
 }  // namespace qtune::runtime

@@ -49,4 +49,9 @@ StatusOr<std::vector<Tensor>> EvaluateControlFlow(const ir::Node& node,
                                                   std::span<const Tensor> implicit_inputs,
                                                   int64_t opset);
 
+// Stacks equally sized tensors along a new axis `axis` (reversed when `reverse`): Loop and
+// Scan scan outputs. InvalidArgument naming the node when their sizes differ.
+StatusOr<Tensor> StackScanOutputs(const ir::Node& node, const std::vector<Tensor>& parts,
+                                  int64_t axis, bool reverse);
+
 }  // namespace qtune::runtime

@@ -186,6 +186,11 @@ StatusOr<std::vector<Tensor>> EvaluateScan(const ir::Node& node, std::span<const
 
 }  // namespace
 
+StatusOr<Tensor> StackScanOutputs(const ir::Node& node, const std::vector<Tensor>& parts,
+                                  int64_t axis, bool reverse) {
+  return Stack(node, parts, axis, reverse);
+}
+
 bool HasSubgraphAttribute(const ir::Node& node) {
   for (const ir::Attribute& a : node.attributes()) {
     if (a.type == ir::AttributeType::kGraph || a.type == ir::AttributeType::kGraphs) return true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/shape.h"
 #include "runtime/control/control_flow.h"
@@ -132,14 +133,137 @@ StatusOr<std::vector<ValueInfo>> EvaluateToInfos(const ir::Node& node,
   return infos;
 }
 
+// Ops on sequences and optionals: they run as dynamic steps on RunValues
+// (runtime/reference/value_kernels.h), never in a compiled plan.
+bool IsValueOp(const std::string& op) {
+  static const auto* ops = new std::set<std::string>{
+      "SequenceEmpty", "SequenceConstruct",  "SequenceInsert",     "SequenceAt",
+      "SequenceErase", "SequenceLength",     "SplitToSequence",    "ConcatFromSequence",
+      "SequenceMap",   "Optional",           "OptionalHasElement", "OptionalGetElement"};
+  return ops->count(op) > 0;
+}
+
+bool IsDefaultDomain(const ir::Node& node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+// A node's output infos from its inputs' infos (`in` parallel to its inputs, `implicit` to
+// its implicit inputs; all known).
+StatusOr<std::vector<ValueInfo>> InferNode(const ir::Node& node,
+                                           const std::vector<const ValueInfo*>& in,
+                                           const std::vector<const ValueInfo*>& implicit,
+                                           int64_t opset, const ShapeInferenceOptions& options) {
+  bool all_constant = true;
+  int64_t constant_elements = 0;
+  for (const ValueInfo* info : in) {
+    if (info == nullptr) continue;
+    all_constant = all_constant && info->has_constant();
+    constant_elements += NumElements(info->sizes);
+  }
+  const bool default_domain = IsDefaultDomain(node);
+  const std::string& op = node.op_type();
+  if (default_domain && (op == "Shape" || op == "Size") && !in.empty() && in[0] != nullptr) {
+    return ShapeOrSize(node, *in[0], opset);
+  }
+  if (default_domain && all_constant && !IsDataDependent(op) &&
+      constant_elements <= options.max_constant_eval_elements &&
+      node.implicit_inputs().empty() && !HasSubgraphAttribute(node)) {
+    // (If/Loop/Scan go to their shape functions: EvaluateNode has no kernels for them.)
+    std::vector<Tensor> values;
+    for (const ValueInfo* info : in) values.push_back(info ? info->constant : Tensor());
+    return EvaluateToInfos(node, values, opset, /*keep_values=*/true);
+  }
+  if (ShapeFn fn = (default_domain || node.domain() == "qtune") ? ShapeRegistry::Get().Find(op)
+                                                                 : nullptr) {
+    return fn(ShapeArgs{node, in, opset, implicit});
+  }
+  if (!default_domain) {
+    return UnimplementedError(node.DebugName() + " (domain '" + node.domain() +
+                              "'): output sizes cannot be determined before running");
+  }
+  if (IsDataDependent(op)) {
+    return ValueComputedAtRunTime(node, "its outputs' sizes depend on the values of its inputs");
+  }
+  for (size_t i : SizeDeterminingInputs(op)) {
+    if (i < in.size() && in[i] != nullptr && !in[i]->has_constant()) {
+      return ValueComputedAtRunTime(node, "input " + std::to_string(i) + " ('" +
+                                              node.input(i)->name() + "') sets the output sizes");
+    }
+  }
+  // Refuse an op with no reference kernel before allocating its zero inputs (sizes from a
+  // model's Tile/Expand constants may be gigabytes).
+  if (ReferenceRegistry::Get().FindFor(node) == nullptr) {
+    return UnimplementedError(node.DebugName() + ": op " + op + " (opset " +
+                              std::to_string(opset) +
+                              ") has no shape function and no reference kernel");
+  }
+  std::vector<Tensor> zeros;
+  for (const ValueInfo* info : in) {
+    if (info == nullptr) {
+      zeros.emplace_back();
+    } else if (info->has_constant()) {
+      zeros.push_back(info->constant);
+    } else {
+      ASSIGN_OR_RETURN(Tensor z, Tensor::Allocate(info->dtype, info->sizes));
+      zeros.push_back(std::move(z));
+    }
+  }
+  return EvaluateToInfos(node, zeros, opset, /*keep_values=*/false);
+}
+
+// Stores the node's output infos, refusing sizes no buffer can have.
+Status StoreOutputs(const ir::Node& node, std::vector<ValueInfo> outs, ValueInfoMap& infos) {
+  for (size_t i = 0; i < node.num_outputs(); ++i) {
+    const ir::Value* out = node.output(i);
+    if (out == nullptr) continue;
+    if (i >= outs.size() || (outs[i].dtype == DataType::kUndefined && !out->uses().empty())) {
+      return InternalError(node.DebugName() + ": shape inference gave no info for output '" +
+                           out->name() + "'");
+    }
+    // Every op, whatever its shape function: sizes from a model's constants (Tile repeats,
+    // Expand/Reshape shapes, Pad amounts, ...) may be negative or overflow; buffers of such
+    // sizes cannot exist, so the model is refused here, naming the node.
+    if (NumElements(outs[i].sizes) < 0) {
+      return InvalidArgumentError(node.DebugName() + ": output '" + out->name() +
+                                  "' would have sizes [" + SizesToString(outs[i].sizes) +
+                                  "]: a negative size or too many elements");
+    }
+    infos[out] = std::move(outs[i]);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
-                                   const std::map<std::string, std::vector<int64_t>>& input_sizes,
-                                   const ShapeInferenceOptions& options) {
-  ValueInfoMap infos;
+std::vector<size_t> SizeValueInputs(const ir::Node& node) {
+  if (!IsDefaultDomain(node)) return {};
+  static const auto* table = new std::map<std::string, std::vector<size_t>>{
+      {"Reshape", {1}},       {"Expand", {1}},        {"Tile", {1}},
+      {"Slice", {1, 2, 3, 4}}, {"Pad", {1, 3}},       {"Resize", {1, 2, 3}},
+      {"Upsample", {1}},      {"Squeeze", {1}},       {"Unsqueeze", {1}},
+      {"Split", {1}},         {"ReduceSum", {1}},     {"ReduceMean", {1}},
+      {"ReduceMax", {1}},     {"ReduceMin", {1}},     {"ReduceProd", {1}},
+      {"ReduceL1", {1}},      {"ReduceL2", {1}},      {"ReduceLogSum", {1}},
+      {"ReduceLogSumExp", {1}}, {"ReduceSumSquare", {1}}, {"TopK", {1}},
+  };
+  auto it = table->find(node.op_type());
+  if (it != table->end()) return it->second;
+  return SizeDeterminingInputs(node.op_type());
+}
+
+bool IsComputedAtRunTime(const Status& status) {
+  return status.code() == StatusCode::kUnimplemented &&
+         status.message().find("computed at run time") != std::string::npos;
+}
+
+StatusOr<PartialShapes> InferShapesPartially(
+    const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& input_sizes,
+    const ShapeInferenceOptions& options) {
+  PartialShapes result;
+  ValueInfoMap& infos = result.infos;
   int64_t opset = graph.onnx_opset();
   for (const ir::Value* input : graph.inputs()) {
+    if (!input->type().is_tensor()) continue;  // a sequence or optional: known by running
     auto it = input_sizes.find(input->name());
     if (it == input_sizes.end()) {
       return InvalidArgumentError("no sizes given for graph input '" + input->name() + "'");
@@ -151,103 +275,57 @@ StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
     info.constant = init->initializer();
     infos[init] = std::move(info);
   }
+  auto defer = [&](const ir::Node* node, Status why) {
+    if (result.deferred.empty()) result.first_deferral = std::move(why);
+    result.deferred.push_back(node);
+  };
   ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.TopologicalOrder());
   for (const ir::Node* node : order) {
-    bool default_domain_op = node->domain().empty() || node->domain() == "ai.onnx";
-    if (default_domain_op) RETURN_IF_ERROR(CheckRequiredInputs(*node, opset));
-    std::vector<const ValueInfo*> in;
-    bool all_constant = true;
-    int64_t constant_elements = 0;
+    if (IsDefaultDomain(*node)) RETURN_IF_ERROR(CheckRequiredInputs(*node, opset));
+    std::vector<const ValueInfo*> in, implicit;
+    const ir::Value* unknown = nullptr;
     for (const ir::Value* v : node->inputs()) {
-      if (v == nullptr) {
-        in.push_back(nullptr);
-        continue;
-      }
-      auto it = infos.find(v);
-      if (it == infos.end()) {
-        return InternalError(node->DebugName() + ": input '" + v->name() + "' has no shape");
-      }
-      in.push_back(&it->second);
-      all_constant = all_constant && it->second.has_constant();
-      constant_elements += NumElements(it->second.sizes);
+      auto it = v == nullptr ? infos.end() : infos.find(v);
+      if (v != nullptr && it == infos.end()) unknown = v;
+      in.push_back(it == infos.end() ? nullptr : &it->second);
     }
-    std::vector<const ValueInfo*> implicit;
     for (const ir::Value* v : node->implicit_inputs()) {
       auto it = infos.find(v);
-      if (it == infos.end()) {
-        return InternalError(node->DebugName() + ": outer value '" + v->name() + "' has no shape");
-      }
-      implicit.push_back(&it->second);
+      if (it == infos.end()) unknown = v;
+      implicit.push_back(it == infos.end() ? nullptr : &it->second);
     }
-    bool default_domain = node->domain().empty() || node->domain() == "ai.onnx";
-    const std::string& op = node->op_type();
-    StatusOr<std::vector<ValueInfo>> result = std::vector<ValueInfo>{};
-    if (default_domain && (op == "Shape" || op == "Size") && !in.empty() && in[0] != nullptr) {
-      result = ShapeOrSize(*node, *in[0], opset);
-    } else if (default_domain && all_constant && !IsDataDependent(op) &&
-               constant_elements <= options.max_constant_eval_elements &&
-               node->implicit_inputs().empty() && !HasSubgraphAttribute(*node)) {
-      // (If/Loop/Scan go to their shape functions: EvaluateNode has no kernels for them.)
-      std::vector<Tensor> values;
-      for (const ValueInfo* info : in) values.push_back(info ? info->constant : Tensor());
-      result = EvaluateToInfos(*node, values, opset, /*keep_values=*/true);
-    } else if (ShapeFn fn = (default_domain || node->domain() == "qtune")
-                                ? ShapeRegistry::Get().Find(op)
-                                : nullptr) {
-      result = fn(ShapeArgs{*node, in, opset, implicit});
-    } else if (default_domain && !IsDataDependent(op)) {
-      for (size_t i : SizeDeterminingInputs(op)) {
-        if (i < in.size() && in[i] != nullptr && !in[i]->has_constant()) {
-          return UnimplementedError(node->DebugName() + ": input " + std::to_string(i) + " ('" +
-                                    node->input(i)->name() +
-                                    "') sets the output sizes but is computed at run time; "
-                                    "qtune needs it to be constant");
-        }
-      }
-      // Refuse an op with no reference kernel before allocating its zero inputs (sizes from
-      // a model's Tile/Expand constants may be gigabytes).
-      if (ReferenceRegistry::Get().FindFor(*node) == nullptr) {
-        return UnimplementedError(node->DebugName() + ": op " + op + " (opset " +
-                                  std::to_string(opset) +
-                                  ") has no shape function and no reference kernel");
-      }
-      std::vector<Tensor> zeros;
-      for (const ValueInfo* info : in) {
-        if (info == nullptr) {
-          zeros.emplace_back();
-        } else if (info->has_constant()) {
-          zeros.push_back(info->constant);
-        } else {
-          ASSIGN_OR_RETURN(Tensor z, Tensor::Allocate(info->dtype, info->sizes));
-          zeros.push_back(std::move(z));
-        }
-      }
-      result = EvaluateToInfos(*node, zeros, opset, /*keep_values=*/false);
-    } else {
-      result = UnimplementedError(node->DebugName() + " (domain '" + node->domain() +
-                                  "'): output sizes cannot be determined before running");
+    if (IsDefaultDomain(*node) && IsValueOp(node->op_type())) {
+      defer(node, ValueComputedAtRunTime(*node, "it works on sequences or optionals"));
+      continue;
     }
-    if (!result.ok()) return result.status();
-    std::vector<ValueInfo>& outs = *result;
-    for (size_t i = 0; i < node->num_outputs(); ++i) {
-      const ir::Value* out = node->output(i);
-      if (out == nullptr) continue;
-      if (i >= outs.size() || (outs[i].dtype == DataType::kUndefined && !out->uses().empty())) {
-        return InternalError(node->DebugName() + ": shape inference gave no info for output '" +
-                             out->name() + "'");
-      }
-      // Every op, whatever its shape function: sizes from a model's constants (Tile repeats,
-      // Expand/Reshape shapes, Pad amounts, ...) may be negative or overflow; buffers of such
-      // sizes cannot exist, so the model is refused here, naming the node.
-      if (NumElements(outs[i].sizes) < 0) {
-        return InvalidArgumentError(node->DebugName() + ": output '" + out->name() +
-                                    "' would have sizes [" + SizesToString(outs[i].sizes) +
-                                    "]: a negative size or too many elements");
-      }
-      infos[out] = std::move(outs[i]);
+    if (unknown != nullptr) {
+      defer(node, ValueComputedAtRunTime(*node, "input '" + unknown->name() +
+                                                    "' is known only by running"));
+      continue;
     }
+    StatusOr<std::vector<ValueInfo>> outs = InferNode(*node, in, implicit, opset, options);
+    if (!outs.ok()) {
+      // If/Loop/Scan whose sizes depend on the condition or trip count (or whose bodies
+      // do) run their bodies step by step instead.
+      const bool control_flow = HasSubgraphAttribute(*node) &&
+                                outs.status().code() == StatusCode::kUnimplemented;
+      if (IsComputedAtRunTime(outs.status()) || control_flow) {
+        defer(node, outs.status());
+        continue;
+      }
+      return outs.status();
+    }
+    RETURN_IF_ERROR(StoreOutputs(*node, std::move(*outs), infos));
   }
-  return infos;
+  return result;
+}
+
+StatusOr<ValueInfoMap> InferShapes(const ir::Graph& graph,
+                                   const std::map<std::string, std::vector<int64_t>>& input_sizes,
+                                   const ShapeInferenceOptions& options) {
+  ASSIGN_OR_RETURN(PartialShapes partial, InferShapesPartially(graph, input_sizes, options));
+  if (!partial.deferred.empty()) return partial.first_deferral;
+  return std::move(partial.infos);
 }
 
 }  // namespace qtune::runtime

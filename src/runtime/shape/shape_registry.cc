@@ -9,7 +9,10 @@ const ShapeRegistry& ShapeRegistry::Get() {
     auto* r = new ShapeRegistry();
     RegisterElementwiseShapes(*r);
     RegisterNnShapes(*r);
+    RegisterRecurrentShapes(*r);
     RegisterTensorShapes(*r);
+    RegisterSamplingLossShapes(*r);
+    RegisterMiscShapes(*r);
     RegisterQuantShapes(*r);
     RegisterQuantFusedShapes(*r);
     RegisterControlFlowShapes(*r);
@@ -23,6 +26,12 @@ void ShapeRegistry::Register(std::string op_type, ShapeFn fn) { fns_[std::move(o
 ShapeFn ShapeRegistry::Find(std::string_view op_type) const {
   auto it = fns_.find(std::string(op_type));
   return it == fns_.end() ? nullptr : it->second;
+}
+
+Status ValueComputedAtRunTime(const ir::Node& node, const std::string& why) {
+  return UnimplementedError(node.DebugName() + ": " + why +
+                            ", but it is computed at run time; qtune needs it to be constant "
+                            "to compile this node ahead of time");
 }
 
 Status ShapeError(const ir::Node& node, const std::string& message) {

@@ -51,7 +51,13 @@ class ShapeRegistry {
 
 void RegisterElementwiseShapes(ShapeRegistry& registry);
 void RegisterNnShapes(ShapeRegistry& registry);
+void RegisterRecurrentShapes(ShapeRegistry& registry);  // LSTM, GRU, RNN (shape_fns_rnn.cc)
 void RegisterTensorShapes(ShapeRegistry& registry);
+// GridSample, RoiAlign, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+// (shape_fns_sampling_loss.cc).
+void RegisterSamplingLossShapes(ShapeRegistry& registry);
+// Shrink, BitShift, EyeLike, ReverseSequence, Scatter, MVN, Det, Einsum (shape_fns_misc.cc).
+void RegisterMiscShapes(ShapeRegistry& registry);
 // ONNX quantization ops (shape_fns_quant.cc) and qtune's QConv/QMatMul/QAdd
 // (shape_fns_quant_fused.cc).
 void RegisterQuantShapes(ShapeRegistry& registry);
@@ -64,6 +70,10 @@ void RegisterControlFlowShapes(ShapeRegistry& registry);
 StatusOr<std::vector<int64_t>> BroadcastSizes(const ir::Node& node, const std::vector<int64_t>& a,
                                               const std::vector<int64_t>& b);
 Status ShapeError(const ir::Node& node, const std::string& message);
+// Unimplemented, naming the node: `why` (e.g. "input 'shape' sets the output sizes") needs a
+// value that is computed at run time. Compile refuses it; a Session defers the node to run
+// time (shape/infer_shapes.h, InferShapesPartially).
+Status ValueComputedAtRunTime(const ir::Node& node, const std::string& why);
 ValueInfo MakeInfo(DataType dtype, std::vector<int64_t> sizes);
 
 }  // namespace qtune::runtime
