@@ -63,6 +63,9 @@ void RegisterShapeKernels(ReferenceRegistry& registry) {
   reference::RegisterGatherKernels(registry);
   reference::RegisterGenerateKernels(registry);
   reference::RegisterScatterKernels(registry);
+  reference::RegisterCompressUniqueKernels(registry);  // data-dependent sizes
+  reference::RegisterCropCol2ImKernels(registry);
+  reference::RegisterDetectionKernels(registry);
 }
 
 void RegisterReductionKernels(ReferenceRegistry& registry) {

@@ -142,5 +142,8 @@ void RegisterScatterKernels(ReferenceRegistry& registry);   // shape_scatter.cc
 void RegisterReduceKernels(ReferenceRegistry& registry);    // reduction_reduce.cc
 void RegisterArgKernels(ReferenceRegistry& registry);       // reduction_arg.cc
 void RegisterCumSumKernels(ReferenceRegistry& registry);    // reduction_cumsum.cc
+void RegisterDetectionKernels(ReferenceRegistry& registry);      // detection_nms.cc
+void RegisterCompressUniqueKernels(ReferenceRegistry& registry);  // shape_compress_unique.cc
+void RegisterCropCol2ImKernels(ReferenceRegistry& registry);      // image_crop_col2im.cc
 
 }  // namespace qtune::runtime::reference
