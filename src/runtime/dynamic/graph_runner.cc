@@ -280,7 +280,15 @@ Status RunDynamicSteps(CompiledStage& stage, Store& store) {
       ASSIGN_OR_RETURN(const RunValue* value, Find(store, v->name()));
       inputs.push_back(*value);
     }
-    ASSIGN_OR_RETURN(std::vector<RunValue> outputs, step->Run(inputs));
+    StatusOr<std::vector<RunValue>> ran = step->Run(inputs);
+    if (!ran.ok()) {
+      const std::string& message = ran.status().message();
+      if (!node.name().empty() && message.find(node.name()) != std::string::npos) {
+        return ran.status();
+      }
+      return ran.status().WithContext(node.DebugName());
+    }
+    std::vector<RunValue> outputs = std::move(*ran);
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       if (node.output(i) == nullptr) continue;
       if (i >= outputs.size()) {
@@ -324,6 +332,7 @@ StatusOr<std::vector<RunValue>> GraphRunner::Run(std::span<const RunValue> input
       StageBuilder builder(*t, store, options_, graph_outputs);
       ASSIGN_OR_RETURN(std::unique_ptr<CompiledStage> built, builder.Build());
       it = t->variants.emplace(std::move(key), std::move(built)).first;
+      ++stages_compiled_;
     }
     CompiledStage& stage = *it->second;
     last_stages_.push_back(&stage);

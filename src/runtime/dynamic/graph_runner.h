@@ -61,12 +61,15 @@ class GraphRunner {
 
   // The stages compiled for the last run: each stage's plan and dynamic steps.
   std::string LastRunToString() const;
+  // How many stage variants were compiled so far (a cache miss each).
+  int64_t stages_compiled() const { return stages_compiled_; }
 
  private:
   const ir::Graph& graph_;
   GraphRunnerOptions options_;
   std::unique_ptr<StageTemplate> root_;
   std::vector<const void*> last_stages_;  // the CompiledStages of the last run
+  int64_t stages_compiled_ = 0;
 };
 
 }  // namespace qtune::runtime

@@ -313,7 +313,11 @@ StatusOr<PartialShapes> InferShapesPartially(
         defer(node, outs.status());
         continue;
       }
-      return outs.status();
+      // Kernels evaluated on constants may fail without naming the node (an allocation
+      // of sizes a model's values ask for): name it.
+      const bool named = !node->name().empty() &&
+                         outs.status().message().find(node->name()) != std::string::npos;
+      return named ? outs.status() : outs.status().WithContext(node->DebugName());
     }
     RETURN_IF_ERROR(StoreOutputs(*node, std::move(*outs), infos));
   }
