@@ -99,6 +99,8 @@ StatusOr<std::optional<KernelChoice>> CreateQuantLookupKernel(const KernelReques
 StatusOr<std::optional<KernelChoice>> CreateNativeSplitKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateNativeReduceKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateNativeUnaryKernel(const KernelRequest& request);
+// float32 BatchNormalization, inference mode, kPlain or kNhwc (native_batchnorm.cc).
+StatusOr<std::optional<KernelChoice>> CreateNativeBatchNormKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

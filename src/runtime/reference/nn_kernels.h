@@ -35,6 +35,8 @@ KernelResult MatMul(const KernelArgs& args);
 
 // nn_norm.cc, nn_layer_norm.cc
 KernelResult BatchNormalization(const KernelArgs& args);
+// training_mode=1, opsets 14+ (nn_batch_norm_training.cc); BatchNormalization calls it.
+KernelResult BatchNormalizationTraining(const KernelArgs& args);
 KernelResult InstanceNormalization(const KernelArgs& args);
 KernelResult LayerNormalization(const KernelArgs& args);
 KernelResult GroupNormalization(const KernelArgs& args);

@@ -119,9 +119,7 @@ KernelResult BatchNormalization(const KernelArgs& args) {
   ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(args, 0, "X"));
   RETURN_IF_ERROR(CheckFloatType(node, *x, "X"));
   RETURN_IF_ERROR(CheckChannelsInput(node, *x));
-  if (node.GetInt("training_mode", 0) != 0) {
-    return NodeUnimplemented(node, "training_mode=1 is not supported; qtune runs inference only");
-  }
+  if (node.GetInt("training_mode", 0) != 0) return BatchNormalizationTraining(args);
   for (size_t i = 1; i < node.num_outputs(); ++i) {
     if (OutputRequested(node, i)) {
       return NodeUnimplemented(node, "output " + std::to_string(i) + " ('" +

@@ -17,6 +17,7 @@ const ReferenceRegistry& ReferenceRegistry::Get() {
     RegisterReductionKernels(*r);
     RegisterNnKernels(*r);
     RegisterQuantKernels(*r);
+    RegisterMiscKernels(*r);
     RegisterFusedKernels(*r);  // qtune-domain fused ops (runtime/fusion)
     return r;
   }();

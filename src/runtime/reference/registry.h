@@ -55,6 +55,9 @@ void RegisterFusedKernels(ReferenceRegistry& registry);  // qtune::FusedConv (ru
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (quant_linear.cc); ConvInteger,
 // MatMulInteger, QLinearConv, QLinearMatMul (quant_integer.cc).
 void RegisterQuantKernels(ReferenceRegistry& registry);
+// Shrink, BitShift, EyeLike, ReverseSequence, MeanVarianceNormalization, MaxUnpool, Det,
+// Einsum (reference/misc_kernels.h).
+void RegisterMiscKernels(ReferenceRegistry& registry);
 
 // Runs one node with its reference kernel. Unimplemented (naming op type, node name and
 // opset) if there is none; domains other than ONNX's and qtune's are never supported here.

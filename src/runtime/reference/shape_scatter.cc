@@ -211,6 +211,7 @@ void RegisterScatterKernels(ReferenceRegistry& r) {
   r.Register("GatherND", GatherND);
   r.Register("ScatterND", ScatterND);
   r.Register("ScatterElements", ScatterElements);
+  r.Register("Scatter", ScatterElements);  // opsets 9-10: ScatterElements without reduction
 }
 
 }  // namespace qtune::runtime::reference

@@ -20,12 +20,22 @@ StatusOr<std::vector<ValueInfo>> DropoutShape(const ShapeArgs& args) {
   return out;
 }
 
-// Only inference mode is supported: training mode (and its running statistics outputs) is
-// refused here, at compile time, rather than by the kernel at run time.
+// Inference mode, and training mode from opset 14 (the reference tier: running_mean and
+// running_var, [C] of input_mean's and input_var's types). Earlier opsets' training outputs
+// are refused here, at compile time, rather than by the kernel at run time.
 StatusOr<std::vector<ValueInfo>> BatchNormalizationShape(const ShapeArgs& args) {
+  if (args.node.GetInt("training_mode", 0) != 0 && args.opset >= 14) {
+    ASSIGN_OR_RETURN(std::vector<ValueInfo> out, SameAsFirstInput(args));
+    if (args.input(0).sizes.size() < 2) return ShapeError(args.node, "X needs rank >= 2");
+    for (size_t i = 1; i < out.size() && i < 3; ++i) {
+      if (!args.has_input(i + 2)) return ShapeError(args.node, "input_mean/input_var missing");
+      out[i] = MakeInfo(args.input(i + 2).dtype, {args.input(0).sizes[1]});
+    }
+    return out;
+  }
   if (args.node.GetInt("training_mode", 0) != 0) {
     return UnimplementedError(args.node.DebugName() +
-                              ": training_mode=1 is not supported; qtune runs inference only");
+                              ": training_mode=1 is supported from opset 14 only");
   }
   for (size_t i = 1; i < args.node.num_outputs(); ++i) {
     if (args.node.output(i) != nullptr) {

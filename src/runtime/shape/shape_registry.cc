@@ -11,6 +11,7 @@ const ShapeRegistry& ShapeRegistry::Get() {
     RegisterNnShapes(*r);
     RegisterRecurrentShapes(*r);
     RegisterTensorShapes(*r);
+    RegisterMiscShapes(*r);
     RegisterSamplingLossShapes(*r);
     RegisterMiscShapes(*r);
     RegisterQuantShapes(*r);
