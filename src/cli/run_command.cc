@@ -1,5 +1,5 @@
 // qtune run MODEL --input NAME=FILE.npy|FILE.npy|FILE.npz ... [--output OUT.npz|OUT.npy]
-//     [--threads N] [--json] [--print-plan [--shape NAME=SIZES]]
+//     [--threads N] [--json] [--print-plan [--explain-kernels] [--shape NAME=SIZES]]
 //     [--checkpoint MODEL.qtc [--no-verify] [--allow-weight-mismatch]]
 #include <algorithm>
 #include <cstdio>
@@ -29,6 +29,7 @@ struct RunOptions {
   int threads = 1;
   bool reference = false;
   bool print_plan = false;
+  bool explain_kernels = false;  // --print-plan with each step's passed-over kernels and why
   bool json = false;
   CheckpointFlags tuned;  // a `qtune tune` checkpoint: the session comes from LoadTuned
 };
@@ -87,11 +88,12 @@ int PrintPlanOnly(const RunOptions& options, const ir::Graph& graph) {
   if (!session.ok()) return ReportAndExitCode(session.status());
   auto plan = (*session)->Prepare(*sizes);
   if (!plan.ok()) return ReportAndExitCode(plan.status());
-  std::fprintf(stderr, "%s", (*plan)->ToString().c_str());
+  std::fprintf(stderr, "%s", (*plan)->ToString({.explain_kernels = options.explain_kernels}).c_str());
   return kExitOk;
 }
 
-int RunModel(const RunOptions& options) {
+int RunModel(RunOptions options) {
+  if (options.explain_kernels) options.print_plan = true;
   if (options.tuned.given() && options.reference) {
     std::fprintf(stderr, "qtune: error: --reference and --checkpoint exclude each other\n");
     return kExitUsage;
@@ -131,7 +133,7 @@ int RunModel(const RunOptions& options) {
     std::map<std::string, std::vector<int64_t>> sizes;
     for (const auto& [name, t] : *inputs) sizes[name] = t.sizes();
     auto plan = (*session)->Prepare(sizes);
-    if (plan.ok()) std::fprintf(stderr, "%s", (*plan)->ToString().c_str());
+    if (plan.ok()) std::fprintf(stderr, "%s", (*plan)->ToString({.explain_kernels = options.explain_kernels}).c_str());
   }
   if (!options.output_path.empty()) {
     Status s = EndsWithNpy(options.output_path)
@@ -178,6 +180,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--reference", options->reference,
                 "Use only the reference kernels (slow; the correctness oracle)");
   cmd->add_flag("--print-plan", options->print_plan, "Print the compiled plan to stderr");
+  cmd->add_flag("--explain-kernels", options->explain_kernels,
+                "With --print-plan (implied): per step also its precision and the kernels "
+                "passed over, each with the reason");
   cmd->add_flag("--json", options->json, "Print output summaries as JSON");
   AddCheckpointFlags(cmd, options->tuned, "Run");
   cmd->callback([options, exit_code] { *exit_code = RunModel(*options); });

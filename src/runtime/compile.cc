@@ -9,6 +9,7 @@
 #include "core/shape.h"
 #include "runtime/control/control_flow.h"
 #include "runtime/fusion/fusion_pipeline.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/plan/memory_planner.h"
 #include "runtime/plan/non_finite.h"
@@ -34,6 +35,13 @@ class EmptyOutputsKernel final : public Kernel {
   Status Run(std::span<const Tensor>, std::span<Tensor>) override { return Status::Ok(); }
 };
 
+// The precision Compile marked on `node` (or on the node a fusion built it from).
+Precision NodePrecision(const ir::Node& node) {
+  return node.GetString(kPrecisionAttribute, "") == PrecisionName(Precision::kBfloat16)
+             ? Precision::kBfloat16
+             : Precision::kFloat32;
+}
+
 bool IsEmpty(const ValueInfo* info) { return info != nullptr && NumElements(info->sizes) == 0; }
 
 // Builds the plan step by step; owns the bookkeeping that maps graph values (and their
@@ -41,7 +49,11 @@ bool IsEmpty(const ValueInfo* info) { return info != nullptr && NumElements(info
 class PlanBuilder {
  public:
   PlanBuilder(const ir::Graph& graph, const ValueInfoMap& infos, const CompileOptions& options)
-      : graph_(graph), infos_(infos), options_(options), plan_(std::make_unique<Plan>()) {
+      : graph_(graph),
+        infos_(infos),
+        options_(options),
+        registry_(options.registry != nullptr ? *options.registry : KernelRegistry::Builtin()),
+        plan_(std::make_unique<Plan>()) {
     plan_->threads = options.threads;
   }
 
@@ -111,13 +123,8 @@ class PlanBuilder {
     }
     if (all_constant) return Status::Ok();  // folded at compile time
 
-    KernelRequest request{node,
-                          graph_.onnx_opset(),
-                          options_.threads,
-                          {},
-                          {},
-                          {},
-                          options_.bf16 || IsBf16Node(options_.bf16_nodes, node.name())};
+    KernelRequest request{node, graph_.onnx_opset(), options_.threads, {}, {}, {}};
+    request.precision = options_.bf16 ? Precision::kBfloat16 : NodePrecision(node);
     for (const ir::Value* in : node.inputs()) {
       request.inputs.push_back(in ? &infos_.at(in) : nullptr);
       Layout current = Layout::kPlain;
@@ -136,6 +143,7 @@ class PlanBuilder {
       request.outputs.push_back(out ? &infos_.at(out) : nullptr);
     }
     std::optional<KernelChoice> choice;
+    std::vector<KernelRejection> passed_over;
     const bool any_output = std::any_of(request.outputs.begin(), request.outputs.end(),
                                         [](const ValueInfo* o) { return o != nullptr; });
     const bool all_outputs_empty =
@@ -156,25 +164,17 @@ class PlanBuilder {
     if (!choice) {
       ASSIGN_OR_RETURN(choice, CreateControlFlowKernel(request, options_));
     }
-    if (!choice && options_.use_onednn && !any_input_empty) {
-      for (KernelFactory factory :
-           {&CreateOnednnQConvKernel,          &CreateOnednnQDeconvKernel,
-            &CreateOnednnQMatMulKernel,        &CreateQuantElementwiseKernel,
-            &CreateQuantLookupKernel,          &CreateOnednnConvKernel,
-            &CreateOnednnUpsampleDeconvKernel, &CreateOnednnDeconvKernel,
-            &CreateOnednnPoolKernel,           &CreateOnednnMatMulKernel,
-            &CreateOnednnElementwiseKernel,    &CreateOnednnResizeKernel,
-            &CreateOnednnConcatKernel,         &CreateOnednnSoftmaxKernel,
-            &CreateOnednnLayerNormKernel,      &CreateOnednnGeluKernel,
-            &CreateOnednnBatchMatMulKernel,    &CreateOnednnTransposeKernel,
-            &CreateNativeSplitKernel,          &CreateNativeReduceKernel,
-            &CreateNativeUnaryKernel}) {
-        ASSIGN_OR_RETURN(choice, factory(request));
-        if (choice) break;
-      }
-    }
     if (!choice) {
-      ASSIGN_OR_RETURN(choice, CreateReferenceKernel(request));
+      // The registry's candidates for the op, then the reference tier (kernel_registry.h).
+      ChooseOptions choose;
+      choose.fast_tiers = options_.use_onednn && !any_input_empty;
+      choose.fast_tiers_off_reason = !options_.use_onednn
+                                         ? "reference tier only (use_onednn off: --reference)"
+                                         : "an input is empty: only the reference tier "
+                                           "handles every size";
+      ASSIGN_OR_RETURN(KernelSelection selection, registry_.Choose(request, choose));
+      choice = std::move(selection.choice);
+      passed_over = std::move(selection.passed_over);
     }
 
     // A kernel gives one layout per input and output it handles; a node with more (a
@@ -190,6 +190,8 @@ class PlanBuilder {
     }
     PlanStep step{node.name(), node.op_type(), std::move(choice->kernel), {}, {}};
     step.inplace_input = choice->inplace_input;
+    step.precision = choice->precision;
+    step.passed_over = std::move(passed_over);
     // The reference tier propagates NaN and inf; the fast tier checks where they can start.
     step.check_non_finite =
         options_.use_onednn && MayCreateNonFinite(node, {request.inputs.data(), node.num_inputs()});
@@ -299,31 +301,27 @@ class PlanBuilder {
   const ir::Graph& graph_;
   const ValueInfoMap& infos_;
   const CompileOptions& options_;
+  const KernelRegistry& registry_;
   std::unique_ptr<Plan> plan_;
   std::map<std::pair<const ir::Value*, Layout>, int> ids_;
 };
 
 }  // namespace
 
-bool IsBf16Node(const std::set<std::string>& bf16_nodes, const std::string& node_name) {
-  if (bf16_nodes.empty()) return false;
-  if (bf16_nodes.count(node_name)) return true;
-  for (size_t pos = node_name.find('_'); pos != std::string::npos;
-       pos = node_name.find('_', pos + 1)) {
-    if (!bf16_nodes.count(node_name.substr(0, pos))) continue;
-    const std::string tag = node_name.substr(pos + 1);
-    if (tag.rfind("fused", 0) == 0 || tag.rfind("bias", 0) == 0 ||
-        (!tag.empty() && tag[0] >= 'A' && tag[0] <= 'Z')) {
-      return true;
-    }
-  }
-  return false;
-}
-
 StatusOr<std::unique_ptr<Plan>> Compile(
     const ir::Graph& graph, const std::map<std::string, std::vector<int64_t>>& input_sizes,
     const CompileOptions& options) {
   std::unique_ptr<ir::Graph> own = graph.Clone();
+  // Per-node precision rides on the private copy as an attribute that the fusions carry
+  // from a node to the fused node made from it (fusion_pipeline.h).
+  if (!options.bf16_nodes.empty()) {
+    for (ir::Node* node : own->nodes()) {
+      if (options.bf16_nodes.count(node->name())) {
+        node->SetAttribute(
+            ir::Attribute::String(kPrecisionAttribute, PrecisionName(Precision::kBfloat16)));
+      }
+    }
+  }
   ASSIGN_OR_RETURN(ValueInfoMap infos, InferShapes(*own, input_sizes, ShapeInferenceOptions{}));
   if (options.fuse) {
     SizesByName sizes;

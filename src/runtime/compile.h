@@ -15,20 +15,21 @@
 
 namespace qtune::runtime {
 
+class KernelRegistry;
+
 struct CompileOptions {
   int threads = 1;         // intra-op threads (oneDNN bakes them into primitives)
   bool use_onednn = true;  // false: reference kernels only (the oracle)
   bool fuse = true;        // run the runtime fusions (FusedConv, ...)
-  bool bf16 = false;       // fp32 Conv/MatMul/Gemm compute in bfloat16 (KernelRequest::bf16)
-  // Per node: these nodes (by name, as in the graph given to Compile; a runtime fusion's
-  // node counts when it was built from one of them) compute in bfloat16 even when `bf16`
-  // is false. The per-layer `bf16` format of `qtune quantize --auto`.
+  bool bf16 = false;       // fp32 Conv/MatMul/Gemm compute in bfloat16 (Precision::kBfloat16)
+  // Per node: these nodes (by name, as in the graph given to Compile) compute in bfloat16
+  // even when `bf16` is false; a runtime fusion's node inherits the precision of the node
+  // it was built from (kPrecisionAttribute). The per-layer `bf16` format of
+  // `qtune quantize --auto`. PlanStep::precision says what each step computes in.
   std::set<std::string> bf16_nodes;
+  // The kernels to choose from; nullptr: KernelRegistry::Builtin(). Tests pass their own.
+  const KernelRegistry* registry = nullptr;
 };
-
-// True when `node_name` is one of `bf16_nodes` or a fused node made from one (the runtime
-// fusions name their node "<first node>_<tag>[_N]", e.g. "conv1_fused", "mm_bias").
-bool IsBf16Node(const std::set<std::string>& bf16_nodes, const std::string& node_name);
 
 // Unsupported ops are reported before anything runs, with op type, node name and opset.
 StatusOr<std::unique_ptr<Plan>> Compile(

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
+#include <set>
 
 #include "ir/builder.h"
 #include "quant/auto_groups.h"
@@ -59,17 +61,32 @@ double RelativeL2(const Tensor& ref, const Tensor& got) {
   return std::sqrt(n / s);
 }
 
-TEST(Bf16Nodes, FusedNodeNamesFollowTheirFirstNode) {
-  const std::set<std::string> nodes = {"conv", "mm"};
-  EXPECT_TRUE(IsBf16Node(nodes, "conv"));
-  EXPECT_TRUE(IsBf16Node(nodes, "conv_fused"));
-  EXPECT_TRUE(IsBf16Node(nodes, "conv_fused_2"));
-  EXPECT_TRUE(IsBf16Node(nodes, "mm_bias"));
-  EXPECT_TRUE(IsBf16Node(nodes, "mm_Relu"));
-  EXPECT_FALSE(IsBf16Node(nodes, "conv_2"));        // another node that starts alike
-  EXPECT_FALSE(IsBf16Node(nodes, "conv_2_fused"));  // its fusion
-  EXPECT_FALSE(IsBf16Node(nodes, "convolution"));
-  EXPECT_FALSE(IsBf16Node({}, "conv"));
+// The precision is a typed property of each plan step: the FusedConv made from conv_a
+// (conv_a + Relu) computes in bf16 because conv_a was named, whatever the fused node is
+// called; a name that merely starts alike ("conv") marks nothing.
+TEST(Bf16Nodes, FusedNodeInheritsThePrecisionOfItsFirstNode) {
+  if (!quant::CpuHasBf16()) GTEST_SKIP() << "this CPU has neither avx512_bf16 nor amx_bf16";
+  auto graph = TwoConvs();
+  auto precisions = [&](std::set<std::string> nodes) {
+    CompileOptions options;
+    options.bf16_nodes = std::move(nodes);
+    auto plan = Compile(*graph, {{"x", {1, 32, 12, 12}}}, options);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    std::map<std::string, Precision> out;
+    for (const PlanStep& step : (*plan)->steps)
+      out[step.op_type + " " + step.node_name] = step.precision;
+    return out;
+  };
+  const auto by_conv_a = precisions({"conv_a"});
+  ASSERT_TRUE(by_conv_a.count("FusedConv conv_a_fused")) << "conv_a + Relu fuse";
+  EXPECT_EQ(by_conv_a.at("FusedConv conv_a_fused"), Precision::kBfloat16);
+  EXPECT_EQ(by_conv_a.at("Conv conv_b"), Precision::kFloat32);
+  for (const auto& [step, precision] : precisions({"conv"})) {
+    EXPECT_EQ(precision, Precision::kFloat32) << step;
+  }
+  for (const auto& [step, precision] : precisions({})) {
+    EXPECT_EQ(precision, Precision::kFloat32) << step;
+  }
 }
 
 TEST(Bf16Nodes, OnlyTheNamedLayerComputesInBf16) {

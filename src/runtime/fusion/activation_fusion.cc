@@ -78,6 +78,7 @@ Status Apply(ir::Graph& graph, const ActivationMatch& m) {
     spec.attributes = {ir::Attribute::Float("alpha", 1.0f / 6.0f),
                        ir::Attribute::Float("beta", 0.5f)};
   }
+  pattern::CarryPrecision(*m.nodes.front(), spec);
   return pattern::ReplaceChain(graph, std::move(spec), m.nodes.back()->output(0), m.nodes).status();
 }
 

@@ -72,6 +72,7 @@ Status ApplyConvMatch(ir::Graph& graph, const ConvMatch& m) {
     spec.attributes.push_back(
         ir::Attribute::Floats("post_linear", {m.act.post_scale, m.act.post_shift}));
   }
+  pattern::CarryPrecision(*m.conv, spec);  // already among Conv's attributes; kept explicit
   ASSIGN_OR_RETURN(ir::Node * fused, graph.AddNode(std::move(spec)));
   graph.ReplaceAllUsesWith(final_value, fused->output(0));
   for (auto it = m.post_nodes.rbegin(); it != m.post_nodes.rend(); ++it) {

@@ -60,6 +60,11 @@ StatusOr<int> FuseQdqPassThrough(ir::Graph& graph, const SizesByName& sizes);
 // the string attribute kNotInt8Attribute saying why (Plan::ToString prints it).
 StatusOr<int> FuseQdqLinear(ir::Graph& graph, const SizesByName& sizes);
 inline constexpr char kNotInt8Attribute[] = "qtune_not_int8";
+// A string attribute ("bf16") Compile sets on the nodes of its private copy that compute in
+// bfloat16 (CompileOptions::bf16_nodes); a float fusion copies it from the node it starts
+// from to the node it builds (pattern::CarryPrecision), so "conv1" in bf16 makes its
+// FusedConv bf16 whatever the fused node is called.
+inline constexpr char kPrecisionAttribute[] = "qtune_precision";
 // DQ -> elementwise float chain -> Q into a 256-entry qtune::QLookup (qdq_lookup_fusion.cc).
 StatusOr<int> FuseQdqLookup(ir::Graph& graph, const SizesByName& sizes);
 

@@ -70,6 +70,7 @@ Status Apply(ir::Graph& graph, ir::Node* producer, ir::Node* act, const Activati
   }
   spec.attributes = {ir::Attribute::String("activation", a.op),
                      ir::Attribute::Floats("activation_params", a.params)};
+  pattern::CarryPrecision(*producer, spec);
   return pattern::ReplaceChain(graph, std::move(spec), act->output(0), {act, producer}).status();
 }
 

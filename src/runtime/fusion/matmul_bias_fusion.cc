@@ -66,6 +66,7 @@ Status ApplyMatMulBias(ir::Graph& graph, MatMulBiasMatch m) {
   spec.domain = kQtuneDomain;
   spec.name = graph.UniqueNodeName(m.matmul->name() + "_bias");
   spec.inputs = {m.matmul->input(0), m.matmul->input(1), bias};
+  pattern::CarryPrecision(*m.matmul, spec);
   return pattern::ReplaceChain(graph, std::move(spec), result, {m.matmul, m.add}).status();
 }
 

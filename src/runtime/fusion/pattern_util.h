@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "ir/graph.h"
+#include "runtime/fusion/fusion_pipeline.h"
 
 namespace qtune::runtime::pattern {
 
@@ -57,6 +58,17 @@ inline std::optional<std::pair<ir::Value*, float>> SplitScalar(const ir::Node* n
   if (auto c = Scalar(node->input(1))) return std::make_pair(node->input(0), *c);
   if (auto c = Scalar(node->input(0))) return std::make_pair(node->input(1), *c);
   return std::nullopt;
+}
+
+// Copies the precision mark of `from` (kPrecisionAttribute) onto the node `spec` builds
+// from it, unless `spec` already has one (FusedConv copies all of Conv's attributes).
+inline void CarryPrecision(const ir::Node& from, ir::NodeSpec& spec) {
+  const ir::Attribute* mark = from.FindAttribute(kPrecisionAttribute);
+  if (mark == nullptr) return;
+  for (const ir::Attribute& a : spec.attributes) {
+    if (a.name == kPrecisionAttribute) return;
+  }
+  spec.attributes.push_back(*mark);
 }
 
 // Removes `nodes` (a matched chain whose result no longer has uses), consumers first.

@@ -13,7 +13,7 @@
 #include "runtime/fusion/pattern_util.h"
 #include "runtime/fusion/qdq_match.h"
 #include "runtime/fusion/quant_ops.h"
-#include "runtime/kernels/onednn_context.h"
+#include "runtime/kernels/kernel_registry.h"
 
 namespace qtune::runtime {
 namespace {
@@ -96,7 +96,8 @@ std::optional<WeightParams> ReadWeight(const ir::Value* w, size_t rank, int64_t 
        zp->initializer().num_elements() != s.num_elements())) {
     return std::nullopt;
   }
-  if (!onednn::HasInt8DotProduct() && !FitsSevenBits(q->initializer(), zp, channel_axis)) {
+  if (!KernelRegistry::Int8DotProductSupported() &&
+      !FitsSevenBits(q->initializer(), zp, channel_axis)) {
     return std::nullopt;
   }
   return WeightParams{q, scale, zp, {}};
@@ -349,7 +350,7 @@ std::string WhyNotFused(const ir::Node& op, const SizesByName& sizes) {
   const int64_t axis = conv ? 0 : deconv ? 1 : trans_b ? 0 : 1;
   std::optional<WeightParams> w = ReadWeight(op.input(1), conv || deconv ? 4 : 2, axis);
   if (!w) {
-    if (!onednn::HasInt8DotProduct()) {
+    if (!KernelRegistry::Int8DotProductSupported()) {
       return "weight is not a 7-bit DequantizeLinear constant (this CPU has no int8 dot "
              "product), or not per-tensor / per-output-channel";
     }

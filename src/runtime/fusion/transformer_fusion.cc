@@ -171,6 +171,7 @@ Status ApplyLayerNorm(ir::Graph& graph, LayerNormMatch m) {
     spec.inputs.push_back(bias);
   }
   spec.attributes = {ir::Attribute::Int("axis", -1), ir::Attribute::Float("epsilon", m.epsilon)};
+  pattern::CarryPrecision(*m.nodes.front(), spec);
   return pattern::ReplaceChain(graph, std::move(spec), result, m.nodes).status();
 }
 
@@ -289,6 +290,7 @@ Status ApplyGelu(ir::Graph& graph, const GeluMatch& m) {
   spec.name = graph.UniqueNodeName(m.nodes.front()->name() + "_Gelu");
   spec.inputs = {m.x};
   if (m.tanh) spec.attributes = {ir::Attribute::String("approximate", "tanh")};
+  pattern::CarryPrecision(*m.nodes.front(), spec);
   return pattern::ReplaceChain(graph, std::move(spec), m.result, m.nodes).status();
 }
 

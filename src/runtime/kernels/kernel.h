@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -25,6 +26,12 @@ enum class Layout : uint8_t {
 };
 
 const char* LayoutName(Layout layout);
+
+// The float precision a kernel computes in. kBfloat16: inputs and weights rounded to
+// bf16, fp32 accumulation and outputs (the `bf16` deployment candidate; Conv, Gemm and
+// constant-weight MatMul). Decided per node by Compile (CompileOptions::bf16 / bf16_nodes).
+enum class Precision : uint8_t { kFloat32, kBfloat16 };
+const char* PrecisionName(Precision precision);
 // Physical sizes of a value with logical `sizes` stored in `layout`.
 std::vector<int64_t> PhysicalSizes(const std::vector<int64_t>& sizes, Layout layout);
 
@@ -45,9 +52,12 @@ struct KernelRequest {
   std::vector<const ValueInfo*> inputs;   // nullptr for omitted inputs
   std::vector<const ValueInfo*> outputs;  // nullptr for omitted outputs
   std::vector<Layout> input_layouts;      // where each input currently lives
-  // Convolutions and constant-weight matrix products may compute in bfloat16 (inputs and
-  // weights rounded to bf16, fp32 accumulation and outputs): the `bf16` deployment candidate.
-  bool bf16 = false;
+  // The precision asked of this node; kernels that cannot compute in it compute in fp32
+  // (and say so in KernelChoice::precision).
+  Precision precision = Precision::kFloat32;
+  // Where a factory that does not apply may say why (NotApplicable(request, reason)), for
+  // plan explanations; nullptr when nobody asks.
+  std::string* why_not = nullptr;
 };
 
 struct KernelChoice {
@@ -57,12 +67,19 @@ struct KernelChoice {
   // An input whose buffer output 0 may share when nothing reads that input later (the
   // kernel then finds both at the same address and must handle it), or -1.
   int inplace_input = -1;
+  Precision precision = Precision::kFloat32;  // what the kernel computes in
 };
 
 // A factory returns nullopt when it does not apply to the request (another tier is tried),
 // an error when it applies but the request is invalid.
 using KernelFactory = StatusOr<std::optional<KernelChoice>> (*)(const KernelRequest& request);
 inline StatusOr<std::optional<KernelChoice>> NotApplicable() {
+  return std::optional<KernelChoice>();
+}
+// The same, saying why (shown by `qtune run --print-plan --explain-kernels`).
+inline StatusOr<std::optional<KernelChoice>> NotApplicable(const KernelRequest& request,
+                                                           std::string_view reason) {
+  if (request.why_not != nullptr) request.why_not->assign(reason);
   return std::optional<KernelChoice>();
 }
 
@@ -84,6 +101,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnLayerNormKernel(const KernelRe
 StatusOr<std::optional<KernelChoice>> CreateOnednnGeluKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnBatchMatMulKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRequest& request);
+// LSTM, GRU and RNN with constant weights and default activations (onednn_rnn.cc).
+StatusOr<std::optional<KernelChoice>> CreateOnednnRnnKernel(const KernelRequest& request);
 // Integer kernels: qtune::QConv (onednn_qconv.cc), qtune::QMatMul (onednn_qmatmul.cc),
 // qtune::QAdd and per-tensor QuantizeLinear / DequantizeLinear (quant_elementwise.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelRequest& request);

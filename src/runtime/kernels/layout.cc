@@ -7,6 +7,10 @@ namespace qtune::runtime {
 
 const char* LayoutName(Layout layout) { return layout == Layout::kNhwc ? "nhwc" : "plain"; }
 
+const char* PrecisionName(Precision precision) {
+  return precision == Precision::kBfloat16 ? "bf16" : "fp32";
+}
+
 std::vector<int64_t> PhysicalSizes(const std::vector<int64_t>& sizes, Layout layout) {
   if (layout == Layout::kPlain) return sizes;
   QTUNE_CHECK(sizes.size() == 4);

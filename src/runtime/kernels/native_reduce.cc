@@ -13,6 +13,7 @@
 
 #include "core/shape.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 
 namespace qtune::runtime {
 namespace {
@@ -178,7 +179,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeReduceKernel(const KernelReque
   const int64_t rank = static_cast<int64_t>(x.sizes.size());
   std::optional<std::vector<int64_t>> axes = ReducedAxes(request, rank);
   if (!axes || axes->back() - axes->front() + 1 != static_cast<int64_t>(axes->size())) {
-    return NotApplicable();  // non-contiguous axes: the reference tier
+    return NotApplicable(request, "the reduced axes are not contiguous");
   }
   ReduceShape shape;
   for (int64_t d = 0; d < rank; ++d) {
@@ -195,6 +196,19 @@ StatusOr<std::optional<KernelChoice>> CreateNativeReduceKernel(const KernelReque
   choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
   choice.output_layouts = {Layout::kPlain};
   return std::optional<KernelChoice>(std::move(choice));
+}
+
+void RegisterNativeReduceKernels(KernelRegistry& registry) {
+  registry.Register({.name = "native_reduce",
+                     .tier = KernelTier::kNative,
+                     .ops = {{"", "ReduceMean"},
+                             {"", "ReduceSum"},
+                             {"", "ReduceMax"},
+                             {"", "ReduceMin"},
+                             {"", "ReduceSumSquare"},
+                             {"", "ReduceL2"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .factory = &CreateNativeReduceKernel});
 }
 
 }  // namespace qtune::runtime

@@ -6,6 +6,7 @@
 
 #include "core/shape.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 
 namespace qtune::runtime {
 namespace {
@@ -77,6 +78,13 @@ StatusOr<std::optional<KernelChoice>> CreateNativeSplitKernel(const KernelReques
   choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
   choice.output_layouts.assign(request.outputs.size(), Layout::kPlain);
   return std::optional<KernelChoice>(std::move(choice));
+}
+
+void RegisterNativeSplitKernels(KernelRegistry& registry) {
+  registry.Register({.name = "native_split",
+                     .tier = KernelTier::kNative,
+                     .ops = {{"", "Split"}},
+                     .factory = &CreateNativeSplitKernel});
 }
 
 }  // namespace qtune::runtime

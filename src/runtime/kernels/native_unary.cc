@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 
 namespace qtune::runtime {
 namespace {
@@ -83,6 +84,16 @@ StatusOr<std::optional<KernelChoice>> CreateNativeUnaryKernel(const KernelReques
   choice.output_layouts = {layout};
   choice.inplace_input = 0;
   return std::optional<KernelChoice>(std::move(choice));
+}
+
+void RegisterNativeUnaryKernels(KernelRegistry& registry) {
+  registry.Register(
+      {.name = "native_unary",
+       .tier = KernelTier::kNative,
+       .ops = {{"", "Log"}, {"", "Erf"}, {"", "Reciprocal"}, {"", "Floor"}, {"", "Ceil"}},
+       .input_dtypes = {DataType::kFloat32},
+       .reads = {Layout::kPlain, Layout::kNhwc},
+       .factory = &CreateNativeUnaryKernel});
 }
 
 }  // namespace qtune::runtime

@@ -3,6 +3,7 @@
 // batch broadcasting, in kPlain. Both operands are bound at each run (runtime memory for
 // the weights); constant 2-D weights are left to the prepacking kernel (onednn_matmul.cc).
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_exec_args.h"
 
@@ -75,16 +76,28 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnBatchMatMulKernel(const Kernel
     memory::desc c_md = PlainDesc(c, rank);
     dnnl::matmul::desc desc(a_md, b_md, c_md);
     dnnl::matmul::primitive_desc pd(desc, onednn::Engine());
-    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+      return NotApplicable(request, "oneDNN offers only its slow reference implementation (" +
+                                        onednn::ImplName(pd) + ")");
+    }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnBatchMatMulKernel>(std::move(pd), a_md, b_md, c_md);
     choice.input_layouts = {Layout::kPlain, Layout::kPlain};
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnBatchMatMulKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_batch_matmul",
+                     .ops = {{"", "MatMul"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .factory = &CreateOnednnBatchMatMulKernel});
 }
 
 }  // namespace qtune::runtime

@@ -4,6 +4,7 @@
 // the layout the primitive chose.
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_post_ops.h"
@@ -47,8 +48,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
       w_dims.insert(w_dims.begin(), group);
     }
     const memory::format_tag w_plain_tag = onednn::WeightsTag(rank, group > 1, false);
-    const memory::data_type compute =
-        request.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const bool bf16 = request.precision == Precision::kBfloat16;
+    const memory::data_type compute = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
     memory::desc stored_src(onednn::ToDims(x.sizes), memory::data_type::f32, act_tag);
     memory::desc src_md(onednn::ToDims(x.sizes), compute, act_tag);
     memory::desc dst_md(onednn::ToDims(y), memory::data_type::f32, act_tag);
@@ -66,13 +67,16 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
     if (sum != nullptr) post_ops.append_sum(1.0f);
     if (fused) {
       ASSIGN_OR_RETURN(bool appended, AppendActivation(node, post_ops));
-      if (!appended) return NotApplicable();
+      if (!appended) return NotApplicable(request, "its activation is not a oneDNN post-op");
     }
     dnnl::primitive_attr attr;
     attr.set_post_ops(post_ops);
     dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::Engine());
     std::string impl = onednn::ImplName(pd);
-    if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+    if (onednn::IsReferenceImpl(impl)) {
+      return NotApplicable(request,
+                           "oneDNN offers only its slow reference implementation (" + impl + ")");
+    }
     memory::desc w_plain(w_dims, memory::data_type::f32, w_plain_tag);
     ASSIGN_OR_RETURN(memory weights,
                      onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
@@ -85,7 +89,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
         dnnl::convolution_forward(pd), "onednn:" + impl, stored_src, pd.dst_desc(),
         std::move(weights), std::move(bias),
         sum != nullptr ? static_cast<int>(kFusedConvSumInput) : -1,
-        request.bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
+        bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
+    choice.precision = request.precision;
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.input_layouts[0] = layout;
     if (sum != nullptr) {
@@ -95,9 +100,19 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
     choice.output_layouts = {layout};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnConvKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_conv",
+                     .ops = {{"", "Conv"}, {"qtune", "FusedConv"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .reads = {Layout::kNhwc, Layout::kPlain},
+                     .factory = &CreateOnednnConvKernel});
 }
 
 }  // namespace qtune::runtime

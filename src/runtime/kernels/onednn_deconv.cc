@@ -3,6 +3,7 @@
 // constant weights reordered once at creation. ONNX weights are [C_in, C_out/group, k...]
 // (oneDNN calls that layout iohw / giohw for 2-D).
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_weighted_kernel.h"
@@ -54,7 +55,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
                                                                  geo->strides, geo->dilations,
                                                                  geo->pad_begin, geo->pad_end);
     dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::Engine());
-    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+      return NotApplicable(request, "oneDNN offers only its slow reference implementation (" +
+                                        onednn::ImplName(pd) + ")");
+    }
     memory::desc w_plain(w_dims, memory::data_type::f32, w_tag);
     ASSIGN_OR_RETURN(memory weights,
                      onednn::ReorderConstant(w.constant, w_plain, pd.weights_desc()));
@@ -71,9 +75,19 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
     choice.output_layouts = {onednn::WindowLayout(rank)};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnDeconvKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_deconv",
+                     .ops = {{"", "ConvTranspose"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .reads = {Layout::kNhwc, Layout::kPlain},
+                     .factory = &CreateOnednnDeconvKernel});
 }
 
 }  // namespace qtune::runtime

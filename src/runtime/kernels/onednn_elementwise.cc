@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_exec_args.h"
 
@@ -117,7 +118,10 @@ StatusOr<std::optional<KernelChoice>> CreateBinary(const KernelRequest& r, dnnl:
   onednn::SetThreads(r.threads);
   dnnl::binary::desc desc(alg, Desc(s0, layout), Desc(s1, layout), Desc(out, layout));
   dnnl::binary::primitive_desc pd(desc, onednn::Engine());
-  if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+  if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+    return NotApplicable(
+        r, "oneDNN offers only its slow reference implementation (" + onednn::ImplName(pd) + ")");
+  }
   std::vector<std::pair<int, memory::desc>> args(2);
   std::vector<std::optional<memory>> constants(2);
   args[first] = {DNNL_ARG_SRC_0, Desc(s0, layout)};
@@ -185,7 +189,10 @@ StatusOr<std::optional<KernelChoice>> CreateUnary(const KernelRequest& r, Eltwis
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, params.algorithm, md,
                                    params.alpha, params.beta);
   dnnl::eltwise_forward::primitive_desc pd(desc, onednn::Engine());
-  if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+  if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+    return NotApplicable(
+        r, "oneDNN offers only its slow reference implementation (" + onednn::ImplName(pd) + ")");
+  }
   KernelChoice choice;
   choice.kernel = std::make_unique<OnednnElementwiseKernel>(
       dnnl::eltwise_forward(pd), "eltwise:" + onednn::ImplName(pd),
@@ -216,9 +223,30 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnElementwiseKernel(const Kernel
     }
     return NotApplicable();
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+// The ops CreateOnednnElementwiseKernel serves (BinaryAlgorithm, UnaryAlgorithm, Clip).
+std::vector<KernelOp> ElementwiseOps() {
+  std::vector<KernelOp> ops;
+  for (const char* op :
+       {"Add", "Sub", "Mul", "Div", "Max", "Min", "Relu", "LeakyRelu", "Sigmoid", "Tanh",
+        "HardSwish", "Exp", "Sqrt", "Abs", "Elu", "Softplus", "Neg", "Clip"}) {
+    ops.push_back({"", op});
+  }
+  return ops;
+}
+
+void RegisterOnednnElementwiseKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_eltwise",
+                     .ops = ElementwiseOps(),
+                     .input_dtypes = {DataType::kFloat32},
+                     .reads = {Layout::kPlain, Layout::kNhwc},
+                     .factory = &CreateOnednnElementwiseKernel});
 }
 
 }  // namespace qtune::runtime

@@ -4,6 +4,7 @@
 // operand's leading dimensions are collapsed into rows: [.., M, K] x [K, N] -> [.., M, N].
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_post_ops.h"
 #include "runtime/kernels/onednn_weighted_kernel.h"
@@ -99,8 +100,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
   onednn::SetThreads(request.threads);
   try {
     using tag = memory::format_tag;
-    const memory::data_type compute =
-        request.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const bool bf16 = request.precision == Precision::kBfloat16;
+    const memory::data_type compute = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
     memory::desc stored_src({p.m, p.k}, memory::data_type::f32, tag::ab);
     memory::desc src_md({p.m, p.k}, compute, tag::ab);
     memory::desc dst_md({p.m, p.n}, memory::data_type::f32, tag::ab);
@@ -122,7 +123,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
       attr.set_post_ops(post_ops);
     }
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
-    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+      return NotApplicable(request, "oneDNN offers only its slow reference implementation (" +
+                                        onednn::ImplName(pd) + ")");
+    }
     ASSIGN_OR_RETURN(memory weights,
                      onednn::ReorderConstant(b.constant, w_plain, pd.weights_desc()));
     std::optional<memory> bias;
@@ -133,14 +137,25 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     choice.kernel = std::make_unique<OnednnWeightedKernel>(
         dnnl::matmul(pd), "onednn:matmul:" + onednn::ImplName(pd), stored_src, pd.dst_desc(),
         std::move(weights), std::move(bias), -1,
-        request.bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
+        bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
+    choice.precision = request.precision;
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnMatMulKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_matmul",
+                     .priority = 200,
+                     .ops = {{"", "MatMul"}, {"", "Gemm"}, {"qtune", "MatMulBias"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .factory = &CreateOnednnMatMulKernel});
 }
 
 }  // namespace qtune::runtime

@@ -4,6 +4,7 @@
 // fusion's pass-through pools; the output has the input's type, averages are rounded
 // half to even and saturated, as the reference tier does).
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_exec_args.h"
@@ -133,16 +134,32 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
                                      dst_md, params->strides, params->kernel, params->pad_begin,
                                      params->pad_end);
     dnnl::pooling_forward::primitive_desc pd(desc, onednn::Engine());
-    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+      return NotApplicable(request, "oneDNN offers only its slow reference implementation (" +
+                                        onednn::ImplName(pd) + ")");
+    }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnPoolKernel>(std::move(pd));
     choice.input_layouts = {onednn::WindowLayout(rank)};
     choice.output_layouts.assign(request.outputs.size(), onednn::WindowLayout(rank));
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnPoolKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_pool",
+                     .ops = {{"", "MaxPool"},
+                             {"", "AveragePool"},
+                             {"", "GlobalAveragePool"},
+                             {"", "GlobalMaxPool"}},
+                     .input_dtypes = {DataType::kFloat32, DataType::kInt8, DataType::kUint8},
+                     .reads = {Layout::kNhwc, Layout::kPlain},
+                     .factory = &CreateOnednnPoolKernel});
 }
 
 }  // namespace qtune::runtime

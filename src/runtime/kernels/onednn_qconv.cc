@@ -6,6 +6,7 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_quant_primitive.h"
@@ -156,9 +157,19 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelReques
     choice.output_layouts = {Layout::kNhwc};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnQConvKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_qconv",
+                     .ops = {{"qtune", "QConv"}},
+                     .input_dtypes = {DataType::kInt8, DataType::kUint8},
+                     .reads = {Layout::kNhwc},
+                     .factory = &CreateOnednnQConvKernel});
 }
 
 }  // namespace qtune::runtime

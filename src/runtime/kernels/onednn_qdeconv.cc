@@ -7,6 +7,7 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_quant_primitive.h"
@@ -80,7 +81,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequ
                                                 geo->dilations, geo->pad_begin, geo->pad_end);
     dnnl::deconvolution_forward::primitive_desc pd(desc, attrs->attr, onednn::Engine());
     const std::string impl = onednn::ImplName(pd);
-    if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+    if (onednn::IsReferenceImpl(impl)) {
+      return NotApplicable(request,
+                           "oneDNN offers only its slow reference implementation (" + impl + ")");
+    }
     OnednnQuantKernel::Parts parts;
     ASSIGN_OR_RETURN(parts.weights,
                      onednn::ReorderConstant(*weights_s8, memory::desc(w_dims, dt::s8, w_plain),
@@ -101,9 +105,19 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequ
     choice.output_layouts = {Layout::kNhwc};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnQDeconvKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_qdeconv",
+                     .ops = {{"qtune", "QConvTranspose"}},
+                     .input_dtypes = {DataType::kInt8, DataType::kUint8},
+                     .reads = {Layout::kNhwc},
+                     .factory = &CreateOnednnQDeconvKernel});
 }
 
 }  // namespace qtune::runtime

@@ -5,6 +5,7 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_quant_primitive.h"
 
@@ -47,7 +48,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequ
                          : dnnl::matmul::desc(src_md, w_any, dst_md);
     dnnl::matmul::primitive_desc pd(desc, attrs->attr, onednn::Engine());
     std::string impl = onednn::ImplName(pd);
-    if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+    if (onednn::IsReferenceImpl(impl)) {
+      return NotApplicable(request,
+                           "oneDNN offers only its slow reference implementation (" + impl + ")");
+    }
     OnednnQuantKernel::Parts parts;
     ASSIGN_OR_RETURN(parts.weights,
                      onednn::ReorderConstant(*weights_s8, memory::desc({k, n}, dt::s8, tag::ab),
@@ -66,9 +70,18 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequ
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnQMatMulKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_qmatmul",
+                     .ops = {{"qtune", "QMatMul"}},
+                     .input_dtypes = {DataType::kInt8, DataType::kUint8},
+                     .factory = &CreateOnednnQMatMulKernel});
 }
 
 }  // namespace qtune::runtime

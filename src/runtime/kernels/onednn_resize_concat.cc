@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_exec_args.h"
 
@@ -136,7 +137,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelReque
     dnnl::resampling_forward::desc desc(dnnl::prop_kind::forward_inference, *algorithm,
                                         Nhwc(in, dt), Nhwc(out, dt));
     dnnl::resampling_forward::primitive_desc pd(desc, onednn::Engine());
-    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+      return NotApplicable(request, "oneDNN offers only its slow reference implementation (" +
+                                        onednn::ImplName(pd) + ")");
+    }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnMovementKernel>(
         dnnl::resampling_forward(pd), "resampling:" + onednn::ImplName(pd),
@@ -146,7 +150,9 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnResizeKernel(const KernelReque
     choice.output_layouts = {Layout::kNhwc};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
 }
@@ -176,9 +182,24 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConcatKernel(const KernelReque
     choice.output_layouts = {Layout::kNhwc};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnResizeConcatKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_resize",
+                     .ops = {{"", "Resize"}, {"", "Upsample"}},
+                     .input_dtypes = {DataType::kFloat32, DataType::kInt8, DataType::kUint8},
+                     .reads = {Layout::kNhwc},
+                     .factory = &CreateOnednnResizeKernel});
+  registry.Register({.name = "onednn_concat",
+                     .ops = {{"", "Concat"}},
+                     .input_dtypes = {DataType::kFloat32, DataType::kInt8, DataType::kUint8},
+                     .reads = {Layout::kNhwc},
+                     .factory = &CreateOnednnConcatKernel});
 }
 
 }  // namespace qtune::runtime

@@ -8,6 +8,7 @@
 // Each shape is viewed as the fewest dims the op needs ([outer, count, inner] or
 // [rows, columns]), so any rank works.
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_exec_args.h"
 
@@ -113,7 +114,9 @@ StatusOr<std::optional<KernelChoice>> CreateSoftmax(const KernelRequest& r) {
   dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md, 1);
   dnnl::softmax_forward::primitive_desc pd(desc, onednn::Engine());
   std::string impl = onednn::ImplName(pd);
-  if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+  if (onednn::IsReferenceImpl(impl)) {
+    return NotApplicable(r, "oneDNN offers only its slow reference implementation (" + impl + ")");
+  }
   auto kernel = std::make_unique<OnednnSingleOutputKernel>(
       dnnl::softmax_forward(pd), "softmax:" + impl, md, md, std::vector<ExtraArg>{});
   return std::optional<KernelChoice>(Choice(std::move(kernel), r.inputs.size(), Layout::kPlain, 0));
@@ -150,7 +153,9 @@ StatusOr<std::optional<KernelChoice>> CreateLayerNorm(const KernelRequest& r) {
                                                node.GetFloat("epsilon", 1e-5f), flags);
   dnnl::layer_normalization_forward::primitive_desc pd(desc, onednn::Engine());
   std::string impl = onednn::ImplName(pd);
-  if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+  if (onednn::IsReferenceImpl(impl)) {
+    return NotApplicable(r, "oneDNN offers only its slow reference implementation (" + impl + ")");
+  }
   std::vector<ExtraArg> extra;
   memory::desc channel_md = Plain({columns});
   for (auto [arg, index, info] :
@@ -195,7 +200,9 @@ StatusOr<std::optional<KernelChoice>> CreateGelu(const KernelRequest& r) {
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, md);
   dnnl::eltwise_forward::primitive_desc pd(desc, onednn::Engine());
   std::string impl = onednn::ImplName(pd);
-  if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+  if (onednn::IsReferenceImpl(impl)) {
+    return NotApplicable(r, "oneDNN offers only its slow reference implementation (" + impl + ")");
+  }
   auto kernel = std::make_unique<OnednnSingleOutputKernel>(
       dnnl::eltwise_forward(pd), "eltwise_gelu:" + impl, md, md, std::vector<ExtraArg>{});
   return std::optional<KernelChoice>(Choice(std::move(kernel), r.inputs.size(), layout, 0));
@@ -207,7 +214,9 @@ StatusOr<std::optional<KernelChoice>> Guarded(const KernelRequest& request, cons
   try {
     return Create(request);
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, request.node.DebugName());
   }
 }
@@ -224,6 +233,22 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnLayerNormKernel(const KernelRe
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnGeluKernel(const KernelRequest& request) {
   return Guarded<&CreateGelu>(request, "Gelu");
+}
+
+void RegisterOnednnSoftmaxNormKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_softmax",
+                     .ops = {{"", "Softmax"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .factory = &CreateOnednnSoftmaxKernel});
+  registry.Register({.name = "onednn_layer_norm",
+                     .ops = {{"", "LayerNormalization"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .factory = &CreateOnednnLayerNormKernel});
+  registry.Register({.name = "onednn_gelu",
+                     .ops = {{"", "Gelu"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .reads = {Layout::kPlain, Layout::kNhwc},
+                     .factory = &CreateOnednnGeluKernel});
 }
 
 }  // namespace qtune::runtime

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_exec_args.h"
 
@@ -123,16 +124,28 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRe
     memory::desc src_md(out_dims, dt, src_strides);
     memory::desc dst_md(out_dims, dt, dst_strides);
     dnnl::reorder::primitive_desc pd(onednn::Engine(), src_md, onednn::Engine(), dst_md);
-    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) return NotApplicable();
+    if (onednn::IsReferenceImpl(onednn::ImplName(pd))) {
+      return NotApplicable(request, "oneDNN offers only its slow reference implementation (" +
+                                        onednn::ImplName(pd) + ")");
+    }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnTransposeKernel>(std::move(pd), src_md, dst_md);
     choice.input_layouts = {Layout::kPlain};
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, node.DebugName());
   }
+}
+
+void RegisterOnednnTransposeKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_transpose",
+                     .ops = {{"", "Transpose"}},
+                     .input_dtypes = {DataType::kFloat32, DataType::kInt8, DataType::kUint8},
+                     .factory = &CreateOnednnTransposeKernel});
 }
 
 }  // namespace qtune::runtime

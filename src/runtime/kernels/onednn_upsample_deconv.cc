@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_exec_args.h"
 
@@ -218,7 +219,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnUpsampleDeconvKernel(
       pd.emplace(dnnl::matmul::desc(x_desc, w_desc, bias_desc, t_desc), onednn::Engine());
     }
     const std::string impl = onednn::ImplName(*pd);
-    if (onednn::IsReferenceImpl(impl)) return NotApplicable();
+    if (onednn::IsReferenceImpl(impl)) {
+      return NotApplicable(request,
+                           "oneDNN offers only its slow reference implementation (" + impl + ")");
+    }
     ASSIGN_OR_RETURN(
         memory weights,
         onednn::ReorderConstant(
@@ -242,9 +246,20 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnUpsampleDeconvKernel(
     choice.output_layouts = {Layout::kNhwc};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return NotApplicable();
+    if (e.status == dnnl_unimplemented) {
+      return NotApplicable(request, "oneDNN has no implementation for this case");
+    }
     return onednn::FromDnnlError(e, request.node.DebugName());
   }
+}
+
+void RegisterOnednnUpsampleDeconvKernels(KernelRegistry& registry) {
+  registry.Register({.name = "onednn_upsample_deconv",
+                     .priority = 200,
+                     .ops = {{"", "ConvTranspose"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .reads = {Layout::kNhwc},
+                     .factory = &CreateOnednnUpsampleDeconvKernel});
 }
 
 }  // namespace qtune::runtime

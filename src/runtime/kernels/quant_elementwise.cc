@@ -29,6 +29,7 @@
 #include "core/quant_math.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 
 // The hot loops are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time
 // (the build targets baseline x86-64; these loops are memory-bound only with wide vectors).
@@ -540,6 +541,27 @@ StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelR
     return CreateLinear(request);
   }
   return NotApplicable();
+}
+
+void RegisterQuantElementwiseKernels(KernelRegistry& registry) {
+  registry.Register({.name = "native_qadd",
+                     .tier = KernelTier::kNative,
+                     .ops = {{"qtune", "QAdd"}},
+                     .input_dtypes = {DataType::kInt8, DataType::kUint8},
+                     .reads = {Layout::kPlain, Layout::kNhwc},
+                     .factory = &CreateQuantElementwiseKernel});
+  registry.Register({.name = "native_quantize",
+                     .tier = KernelTier::kNative,
+                     .ops = {{"", "QuantizeLinear"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .reads = {Layout::kPlain, Layout::kNhwc},
+                     .factory = &CreateQuantElementwiseKernel});
+  registry.Register({.name = "native_dequantize",
+                     .tier = KernelTier::kNative,
+                     .ops = {{"", "DequantizeLinear"}},
+                     .input_dtypes = {DataType::kInt8, DataType::kUint8, DataType::kInt32},
+                     .reads = {Layout::kPlain, Layout::kNhwc},
+                     .factory = &CreateQuantElementwiseKernel});
 }
 
 }  // namespace qtune::runtime

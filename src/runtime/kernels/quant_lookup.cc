@@ -9,6 +9,7 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
@@ -92,6 +93,14 @@ StatusOr<std::optional<KernelChoice>> CreateQuantLookupKernel(const KernelReques
   choice.output_layouts = {layout};
   choice.inplace_input = 0;
   return std::optional<KernelChoice>(std::move(choice));
+}
+
+void RegisterQuantLookupKernels(KernelRegistry& registry) {
+  registry.Register({.name = "native_qlookup",
+                     .tier = KernelTier::kNative,
+                     .ops = {{"qtune", "QLookup"}},
+                     .reads = {Layout::kPlain, Layout::kNhwc},
+                     .factory = &CreateQuantLookupKernel});
 }
 
 }  // namespace qtune::runtime

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 #include "runtime/reference/registry.h"
 
 namespace qtune::runtime {
@@ -178,6 +179,14 @@ StatusOr<std::optional<KernelChoice>> CreateReferenceKernel(const KernelRequest&
   choice.kernel = std::make_unique<ReferenceKernelAdapter>(node, fn, request.opset,
                                                            std::move(substitutes), layout);
   return std::optional<KernelChoice>(std::move(choice));
+}
+
+void RegisterReferenceKernels(KernelRegistry& registry) {
+  registry.SetFallback({.name = "reference",
+                        .tier = KernelTier::kReference,
+                        .priority = 0,
+                        .reads = {Layout::kPlain, Layout::kNhwc},
+                        .factory = &CreateReferenceKernel});
 }
 
 }  // namespace qtune::runtime

@@ -13,7 +13,7 @@ int64_t PlanValue::byte_size() const {
   return NumElements(sizes) * static_cast<int64_t>(DataTypeSize(dtype));
 }
 
-std::string Plan::ToString() const {
+std::string Plan::ToString(const PlanPrintOptions& options) const {
   auto describe = [&](int id) {
     if (id < 0) return std::string("-");
     const PlanValue& v = values[id];
@@ -36,6 +36,12 @@ std::string Plan::ToString() const {
         graph != nullptr && !s.node_name.empty() ? graph->FindNode(s.node_name) : nullptr;
     if (node != nullptr && node->HasAttribute("qtune_not_int8")) {
       out += fmt::format("       not int8: {}\n", node->GetString("qtune_not_int8", ""));
+    }
+    if (options.explain_kernels) {
+      out += fmt::format("       precision {}\n", PrecisionName(s.precision));
+      for (const KernelRejection& r : s.passed_over) {
+        out += fmt::format("       passed over {}: {}\n", r.kernel, r.reason);
+      }
     }
   }
   out += fmt::format("arena {} bytes, {} steps, {} views, {} threads\n", arena_bytes, steps.size(),

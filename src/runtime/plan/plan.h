@@ -11,6 +11,7 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
 
 namespace qtune::runtime {
 
@@ -46,9 +47,19 @@ struct PlanStep {
   int inplace_input = -1;    // see KernelChoice::inplace_input
   // The executor checks this step's outputs for NaN and inf (plan/non_finite.h).
   bool check_non_finite = false;
+  Precision precision = Precision::kFloat32;  // what the kernel computes in
+  // The kernels Compile tried before this one and why each did not serve the node
+  // (kernel_registry.h); printed by ToString({.explain_kernels = true}).
+  std::vector<KernelRejection> passed_over;
   // Filled when the session profiles: total time in this step and how often it ran.
   double profile_ms = 0;
   int64_t profile_runs = 0;
+};
+
+struct PlanPrintOptions {
+  // Per step also the precision and the kernels passed over with the reasons
+  // (`qtune run --print-plan --explain-kernels`).
+  bool explain_kernels = false;
 };
 
 struct Plan {
@@ -64,7 +75,7 @@ struct Plan {
 
   // One line per step: index, op, node, implementation, inputs -> outputs with sizes and
   // layouts; then the arena size.
-  std::string ToString() const;
+  std::string ToString(const PlanPrintOptions& options = {}) const;
   // Profiled time per (op type, implementation), most expensive first, with each one's
   // share of the total. Empty unless the session ran with profiling.
   std::string ProfileToString() const;

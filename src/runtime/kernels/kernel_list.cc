@@ -1,0 +1,44 @@
+// Every kernel file's registration function, one line each. qtune_runtime is a static
+// library: a kernel file nothing calls into would be dropped by the linker together with
+// a self-registering static object, so the registry calls each file's function from here.
+//
+// Adding an op: write its kernel file with `void RegisterXxxKernels(KernelRegistry&)`
+// next to the factory, and add `X(Xxx)` below. Order here only breaks priority ties.
+#include "runtime/kernels/kernel_registry.h"
+
+#define QTUNE_KERNEL_FILES(X) \
+  X(OnednnQConv)              \
+  X(OnednnQDeconv)            \
+  X(OnednnQMatMul)            \
+  X(QuantElementwise)         \
+  X(QuantLookup)              \
+  X(OnednnConv)               \
+  X(OnednnUpsampleDeconv)     \
+  X(OnednnDeconv)             \
+  X(OnednnPool)               \
+  X(OnednnMatMul)             \
+  X(OnednnElementwise)        \
+  X(OnednnResizeConcat)       \
+  X(OnednnSoftmaxNorm)        \
+  X(OnednnRnn)                \
+  X(OnednnBatchMatMul)        \
+  X(OnednnTranspose)          \
+  X(NativeSplit)              \
+  X(NativeReduce)             \
+  X(NativeUnary)              \
+  X(NativeBatchNorm)          \
+  X(Reference)
+
+namespace qtune::runtime {
+
+#define QTUNE_DECLARE_KERNEL_FILE(name) void Register##name##Kernels(KernelRegistry& registry);
+QTUNE_KERNEL_FILES(QTUNE_DECLARE_KERNEL_FILE)
+#undef QTUNE_DECLARE_KERNEL_FILE
+
+void RegisterBuiltinKernels(KernelRegistry& registry) {
+#define QTUNE_REGISTER_KERNEL_FILE(name) Register##name##Kernels(registry);
+  QTUNE_KERNEL_FILES(QTUNE_REGISTER_KERNEL_FILE)
+#undef QTUNE_REGISTER_KERNEL_FILE
+}
+
+}  // namespace qtune::runtime
