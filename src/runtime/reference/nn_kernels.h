@@ -51,6 +51,11 @@ KernelResult Hardmax(const KernelArgs& args);
 KernelResult Resize(const KernelArgs& args);
 KernelResult Upsample(const KernelArgs& args);
 
+// nn_rnn_lstm.cc, nn_rnn_gru.cc, nn_rnn_rnn.cc (shared loop in nn_rnn.h); every float type
+KernelResult Lstm(const KernelArgs& args);
+KernelResult Gru(const KernelArgs& args);
+KernelResult Rnn(const KernelArgs& args);
+
 // nn_depth_space.cc
 KernelResult DepthToSpace(const KernelArgs& args);
 KernelResult SpaceToDepth(const KernelArgs& args);

@@ -57,6 +57,10 @@ void RegisterNnKernels(ReferenceRegistry& registry) {
   registry.Register("Hardmax", &HalfViaFloat32<&nn::Hardmax>);
   registry.Register("Resize", &HalfViaFloat32<&nn::Resize>);
   registry.Register("Upsample", &HalfViaFloat32<&nn::Upsample>);
+  // Computed in double; every output stored in X's type, float16/bfloat16 included.
+  registry.Register("LSTM", &nn::Lstm);
+  registry.Register("GRU", &nn::Gru);
+  registry.Register("RNN", &nn::Rnn);
   // Pure data movement: every element type as is.
   registry.Register("DepthToSpace", &nn::DepthToSpace);
   registry.Register("SpaceToDepth", &nn::SpaceToDepth);
