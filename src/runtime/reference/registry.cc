@@ -17,6 +17,9 @@ const ReferenceRegistry& ReferenceRegistry::Get() {
     RegisterReductionKernels(*r);
     RegisterNnKernels(*r);
     RegisterQuantKernels(*r);
+    RegisterSignalKernels(*r);
+    RegisterSamplingKernels(*r);
+    RegisterLossKernels(*r);
     RegisterMiscKernels(*r);
     RegisterFusedKernels(*r);  // qtune-domain fused ops (runtime/fusion)
     return r;

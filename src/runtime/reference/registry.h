@@ -55,6 +55,11 @@ void RegisterFusedKernels(ReferenceRegistry& registry);  // qtune::FusedConv (ru
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (quant_linear.cc); ConvInteger,
 // MatMulInteger, QLinearConv, QLinearMatMul (quant_integer.cc).
 void RegisterQuantKernels(ReferenceRegistry& registry);
+// DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix (signal_*.cc).
+void RegisterSignalKernels(ReferenceRegistry& registry);
+void RegisterSamplingKernels(ReferenceRegistry& registry);  // GridSample, RoiAlign (sampling_*.cc)
+// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (loss_nll.cc).
+void RegisterLossKernels(ReferenceRegistry& registry);
 // Shrink, BitShift, EyeLike, ReverseSequence, MeanVarianceNormalization, MaxUnpool, Det,
 // Einsum (reference/misc_kernels.h).
 void RegisterMiscKernels(ReferenceRegistry& registry);

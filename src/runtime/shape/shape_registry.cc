@@ -13,6 +13,7 @@ const ShapeRegistry& ShapeRegistry::Get() {
     RegisterTensorShapes(*r);
     RegisterMiscShapes(*r);
     RegisterSamplingLossShapes(*r);
+    RegisterSignalShapes(*r);
     RegisterMiscShapes(*r);
     RegisterQuantShapes(*r);
     RegisterQuantFusedShapes(*r);

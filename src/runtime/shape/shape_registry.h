@@ -58,6 +58,7 @@ void RegisterMiscShapes(ShapeRegistry& registry);
 // GridSample, RoiAlign, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 // (shape_fns_sampling_loss.cc).
 void RegisterSamplingLossShapes(ShapeRegistry& registry);
+void RegisterSignalShapes(ShapeRegistry& registry);  // MelWeightMatrix (shape_fns_signal.cc)
 // Shrink, BitShift, EyeLike, ReverseSequence, Scatter, MVN, Det, Einsum (shape_fns_misc.cc).
 void RegisterMiscShapes(ShapeRegistry& registry);
 // ONNX quantization ops (shape_fns_quant.cc) and qtune's QConv/QMatMul/QAdd
