@@ -1,182 +1,87 @@
-// Runs every ONNX backend node test (Debian's libonnx-testdata) through runtime::Session,
-// once with the oneDNN tier and once with the reference tier only, and classifies it:
+// Runs the ONNX backend tests that Debian's libonnx-testdata installs — the node tests
+// (data/node) and the model folders data/pytorch-converted, data/pytorch-operator and
+// data/simple, one TEST each — through runtime::Session, once with the oneDNN tier and once
+// with the reference tier only (conformance_runner.h), and classifies each test:
 //   PASS         both runs match the expected outputs (rtol 1e-3, atol 1e-7; ints exact);
 //   UNSUPPORTED  loading, reading the data, compiling or a kernel said Unimplemented (an
 //                op, data type or attribute value qtune does not handle);
 //   FAIL         anything else: wrong values, wrong sizes, any other error.
-// Every FAIL must be listed in expected_failures.cc, and every listed test must fail.
-// Every test in passing_node_tests.txt must PASS (UNSUPPORTED there is a regression: a
-// kernel or loader that stopped handling something); tests that pass but are not listed
-// are printed with the command that records them (QTUNE_CONFORMANCE_UPDATE_PASSING=1).
+// Per folder: every FAIL must be listed in expected_failures.cc (node) or
+// expected_failures_models.cc (the others), and every listed test must fail. Every test in
+// the folder's passing list (passing_node_tests.txt, passing_pytorch_converted_tests.txt,
+// ...) must PASS (UNSUPPORTED there is a regression); tests that pass but are not listed are
+// printed with the command that records them (QTUNE_CONFORMANCE_UPDATE_PASSING=1).
+//
+// ONNX Runtime is the yardstick: ort_results.txt (tools/ort/conformance_ort.js) says which
+// tests ORT 1.30 passes. A test ORT passes and qtune does not must have a reason in
+// unsupported_reasons.txt (string tensors, training-only op, ...) or be an expected
+// failure. Those without one are printed and counted in each summary line; with
+// QTUNE_CONFORMANCE_STRICT=1 each is a test failure (as are stale reasons and tests missing
+// from ort_results.txt).
 //
 // qtune compiles for fixed sizes, so a test whose Reshape shape, Slice starts, TopK k...
 // arrive as graph inputs is UNSUPPORTED. Such a test is run again with those inputs bound
 // as initializers (as they are in real models); that run must pass too (or be a listed
 // failure), so the kernels behind those ops are still checked.
 //
-// Environment: QTUNE_CONFORMANCE_FILTER=<substring> runs only matching tests;
-// QTUNE_CONFORMANCE_VERBOSE=1 prints every test's outcome and detail;
-// QTUNE_CONFORMANCE_UPDATE_PASSING=1 rewrites passing_node_tests.txt from this run (the
-// whole suite only; a listed test that regressed still fails the run).
+// Speed: the whole binary (all four folders, both tiers) takes about a second, so tests run
+// one at a time; QTUNE_CONFORMANCE_JOBS=N runs N at a time (std::async, in chunks) should
+// the suite grow slow.
+// Environment: QTUNE_CONFORMANCE_FILTER=<substring> runs only tests whose
+// `<folder>/<test>` name contains it; QTUNE_CONFORMANCE_VERBOSE=1 prints every test's
+// outcome and detail; QTUNE_CONFORMANCE_UPDATE_PASSING=1 rewrites the passing lists of the
+// folders that ran whole (not with a filter; a listed test that regressed still fails).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "conformance/conformance_runner.h"
 #include "conformance/expected_failures.h"
 #include "conformance/node_test_case.h"
+#include "conformance/ort_yardstick.h"
 #include "conformance/passing_list.h"
-#include "conformance/tensor_compare.h"
-#include "ir/onnx_io.h"
-#include "runtime/reference/registry.h"
-#include "runtime/session.h"
 #include "util/missing_dependency.h"
 
 namespace qtune::conformance {
 namespace {
 
-constexpr const char* kNodeTestRoot = "/usr/share/libonnx-testdata/data/node";
-const std::string kPassingListPath =
-    std::string(QTUNE_SOURCE_DIR) + "/tests/conformance/passing_node_tests.txt";
+constexpr const char* kDataRoot = "/usr/share/libonnx-testdata/data";
+const std::string kConformanceDir = std::string(QTUNE_SOURCE_DIR) + "/tests/conformance";
 
-enum class Verdict { kPass, kUnsupported, kFail };
-
-struct Outcome {
-  Verdict verdict = Verdict::kPass;
-  std::string detail;  // the error or mismatch; empty on PASS
-  // UNSUPPORTED only for inputs computed at run time, and passes with them as constants.
-  bool passes_with_constant_inputs = false;
-};
-
-Outcome FromStatus(const Status& status, const std::string& stage) {
-  Verdict verdict =
-      status.code() == StatusCode::kUnimplemented ? Verdict::kUnsupported : Verdict::kFail;
-  return {verdict, stage + ": " + status.ToString()};
+const char* EnvOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : fallback;
 }
 
-Outcome RunMode(const ir::Graph& graph, const NodeTestData& data, bool use_onednn) {
-  const std::string mode = use_onednn ? "onednn" : "reference";
-  runtime::SessionOptions options;
-  options.use_onednn = use_onednn;
-  auto session = runtime::Session::Create(graph, options);
-  if (!session.ok()) return FromStatus(session.status(), mode + " create");
-  std::map<std::string, std::vector<int64_t>> sizes;
-  for (const auto& [name, tensor] : data.inputs) sizes[name] = tensor.sizes();
-  auto plan = (*session)->Prepare(sizes);
-  if (!plan.ok()) return FromStatus(plan.status(), mode + " compile");
-  // A kernel may refuse an attribute or input value it only sees at run time (Dropout's
-  // training_mode input): Unimplemented there is UNSUPPORTED too.
-  auto outputs = (*session)->Run(data.inputs);
-  if (!outputs.ok()) return FromStatus(outputs.status(), mode + " run");
-  if (outputs->size() != data.outputs.size()) {
-    return {Verdict::kFail, mode + ": " + std::to_string(outputs->size()) + " outputs, expected " +
-                                std::to_string(data.outputs.size())};
-  }
-  for (size_t i = 0; i < data.outputs.size(); ++i) {
-    std::string diff = CompareTensors((*outputs)[i].second, data.outputs[i], Tolerance{});
-    if (!diff.empty()) {
-      return {Verdict::kFail, mode + ": output '" + (*outputs)[i].first + "': " + diff};
-    }
-  }
-  return {};
-}
+bool EnvIsOne(const char* name) { return std::string(EnvOr(name, "0")) == "1"; }
 
-// Both tiers: FAIL if either fails (naming each failing tier), else UNSUPPORTED if either
-// is, else PASS.
-Outcome RunBothModes(const ir::Graph& graph, const NodeTestData& data) {
-  Outcome failed{Verdict::kPass, ""}, result;
-  for (bool use_onednn : {true, false}) {
-    Outcome mode = RunMode(graph, data, use_onednn);
-    if (mode.verdict == Verdict::kFail) {
-      failed.verdict = Verdict::kFail;
-      failed.detail += (failed.detail.empty() ? "" : " | ") + mode.detail;
-    }
-    if (mode.verdict == Verdict::kUnsupported && result.verdict == Verdict::kPass) result = mode;
-  }
-  return failed.verdict == Verdict::kFail ? failed : result;
-}
-
-bool NeedsConstantInputs(const Outcome& outcome) {
-  return outcome.verdict == Verdict::kUnsupported &&
-         outcome.detail.find("computed at run time") != std::string::npos;
-}
-
-// Reruns an UNSUPPORTED-for-run-time-inputs test with its inputs after the first (the
-// data) as initializers, then, if that is not enough (Range), with all of them.
-Outcome RetryWithConstantInputs(const std::string& dir, const NodeTestData& data, Outcome outcome) {
-  for (size_t first_constant : {size_t{1}, size_t{0}}) {
-    if (data.inputs.size() <= first_constant) continue;
-    runtime::NamedTensors constants(data.inputs.begin() + first_constant, data.inputs.end());
-    NodeTestData rest{.inputs = {data.inputs.begin(), data.inputs.begin() + first_constant},
-                      .outputs = data.outputs};
-    auto graph = LoadModelWithConstantInputs(dir + "/model.onnx", constants);
-    if (!graph.ok()) {
-      return {Verdict::kFail, "binding constant inputs: " + graph.status().ToString()};
-    }
-    Outcome retry = RunBothModes(**graph, rest);
-    if (NeedsConstantInputs(retry)) continue;
-    if (retry.verdict == Verdict::kFail) {
-      retry.detail = "with inputs bound as constants: " + retry.detail;
-      return retry;
-    }
-    outcome.passes_with_constant_inputs = retry.verdict == Verdict::kPass;
-    return outcome;
-  }
-  return outcome;
-}
-
-Outcome RunNodeTest(const std::string& dir) {
-  auto graph = ir::LoadModel(dir + "/model.onnx");
-  if (!graph.ok()) return FromStatus(graph.status(), "load");
-  Outcome result;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().filename().string().rfind("test_data_set_", 0) != 0) continue;
-    auto data = ReadNodeTestData(**graph, entry.path());
-    if (!data.ok()) return FromStatus(data.status(), "read data");
-    Outcome outcome = RunBothModes(**graph, *data);
-    if (NeedsConstantInputs(outcome)) outcome = RetryWithConstantInputs(dir, *data, outcome);
-    if (outcome.verdict == Verdict::kFail) return outcome;
-    if (outcome.verdict == Verdict::kUnsupported) result = outcome;
-  }
-  return result;
-}
-
-// The op an unsupported test is filed under: its single op; or, for multi-node models
-// (function expansions), the ops that have no reference kernel, else its first op.
-std::string GroupOf(const std::string& dir) {
-  std::vector<std::string> ops = ModelOpTypes(dir + "/model.onnx");
-  std::set<std::string> distinct, missing;
-  for (const std::string& op : ops) {
-    if (op == "Constant") continue;
-    distinct.insert(op);
-    if (runtime::ReferenceRegistry::Get().Find(op) == nullptr) missing.insert(op);
-  }
-  if (distinct.size() == 1) return *distinct.begin();
-  std::string group;
-  for (const std::string& op : missing) group += (group.empty() ? "" : "+") + op;
-  if (!group.empty()) return group;
-  for (const std::string& op : ops) {
-    if (op != "Constant") return "(multi-node) " + op;
-  }
-  return "(unreadable model)";
+// passing_node_tests.txt, passing_pytorch_converted_tests.txt, ...
+std::string PassingListPath(const std::string& folder) {
+  std::string stem = folder;
+  for (char& c : stem) c = c == '-' ? '_' : c;
+  return kConformanceDir + "/passing_" + stem + "_tests.txt";
 }
 
 // Fails for each listed test that ran and did not pass; prints (or, with `update`, records)
 // the tests that pass but are not listed.
-void CheckPassingList(const std::set<std::string>& listed,
+void CheckPassingList(const std::string& folder, const std::set<std::string>& listed,
                       const std::map<std::string, std::optional<std::string>>& results,
                       bool filtered, bool update) {
+  const std::string path = PassingListPath(folder);
+  const std::string file = std::filesystem::path(path).filename();
   PassingListReport report = ComparePassingList(listed, results, filtered);
   for (const std::string& regressed : report.regressed) {
-    ADD_FAILURE() << "listed in passing_node_tests.txt but no longer passes: " << regressed;
+    ADD_FAILURE() << folder << ": listed in " << file << " but no longer passes: " << regressed;
   }
   for (const std::string& name : report.not_run) {
-    ADD_FAILURE() << name << " is listed in passing_node_tests.txt but not installed";
+    ADD_FAILURE() << folder << "/" << name << " is listed in " << file << " but not installed";
   }
   if (update) {
     ASSERT_FALSE(filtered) << "QTUNE_CONFORMANCE_UPDATE_PASSING=1 needs the whole suite: "
@@ -185,104 +90,171 @@ void CheckPassingList(const std::set<std::string>& listed,
     for (const auto& [name, failure] : results) {
       if (!failure.has_value()) passing.insert(name);
     }
-    Status written = WritePassingList(kPassingListPath, passing);
+    Status written = WritePassingList(path, passing, folder);
     ASSERT_TRUE(written.ok()) << written.ToString();
-    std::cout << "wrote " << passing.size() << " passing tests to " << kPassingListPath << "\n";
+    std::cout << "wrote " << passing.size() << " passing tests to " << path << "\n";
   } else if (!report.newly_passing.empty()) {
-    std::cout << report.newly_passing.size()
-              << " tests pass that passing_node_tests.txt does not list:";
+    std::cout << report.newly_passing.size() << " " << folder << " tests pass that " << file
+              << " does not list:";
     for (const std::string& name : report.newly_passing) std::cout << " " << name;
     std::cout << "\nrecord them: QTUNE_CONFORMANCE_UPDATE_PASSING=1 "
               << "<build>/tests/conformance/conformance_node_test, then commit "
-              << "tests/conformance/passing_node_tests.txt\n";
+              << "tests/conformance/" << file << "\n";
   }
 }
 
-const char* EnvOr(const char* name, const char* fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : fallback;
+// Checks `results` (by test name within `folder`) against ONNX Runtime's; returns how many
+// tests ORT passes that qtune does not, without a reason.
+int CheckAgainstOrt(const std::string& folder,
+                    const std::map<std::string, std::optional<std::string>>& results,
+                    const std::map<std::string, std::string>& expected_failures, bool strict) {
+  static const auto ort_results = ReadNamedLines(kConformanceDir + "/ort_results.txt");
+  static const auto reasons = ReadNamedLines(kConformanceDir + "/unsupported_reasons.txt");
+  for (const auto* file : {&ort_results, &reasons}) {
+    if (!file->ok()) {
+      if (strict) ADD_FAILURE() << file->status().ToString();
+      std::cout << "note: " << file->status().ToString() << "\n";
+      return 0;
+    }
+  }
+  std::map<std::string, std::optional<std::string>> qualified;
+  for (const auto& [name, failure] : results) qualified[folder + "/" + name] = failure;
+  std::set<std::string> explained;
+  for (const auto& [name, reason] : expected_failures) explained.insert(folder + "/" + name);
+  YardstickReport report = CompareWithOrt(qualified, *ort_results, *reasons, explained);
+  auto complain = [&](const std::vector<std::string>& names, const std::string& what) {
+    if (names.empty()) return;
+    std::cout << names.size() << " " << what << ":\n";
+    for (const std::string& name : names) {
+      std::cout << "  " << name << "\n";
+      if (strict) ADD_FAILURE() << name << ": " << what;
+    }
+  };
+  complain(report.unexplained,
+           "tests ORT passes and qtune does not, with no reason in unsupported_reasons.txt");
+  complain(report.stale_reasons, "tests pass now: remove them from unsupported_reasons.txt");
+  complain(report.missing_from_ort,
+           "tests missing from ort_results.txt: rerun node tools/ort/conformance_ort.js "
+           "--out tests/conformance/ort_results.txt");
+  return static_cast<int>(report.unexplained.size());
 }
 
-TEST(ConformanceNodeTest, AllNodeTestsPassOrAreKnown) {
-  if (!std::filesystem::is_directory(kNodeTestRoot)) {
-    QTUNE_SKIP_OR_FAIL_IN_CI() << kNodeTestRoot << " is missing (install libonnx-testdata)";
+// Runs `dirs` QTUNE_CONFORMANCE_JOBS at a time; outcomes in `dirs` order.
+std::vector<Outcome> RunAll(const std::vector<std::string>& dirs, const RunOptions& options,
+                            std::vector<double>* seconds) {
+  const size_t jobs = std::max(1, std::atoi(EnvOr("QTUNE_CONFORMANCE_JOBS", "1")));
+  std::vector<Outcome> outcomes(dirs.size());
+  seconds->assign(dirs.size(), 0);
+  for (size_t begin = 0; begin < dirs.size(); begin += jobs) {
+    std::vector<std::future<void>> running;
+    for (size_t i = begin; i < std::min(begin + jobs, dirs.size()); ++i) {
+      running.push_back(std::async(std::launch::async, [&, i] {
+        auto start = std::chrono::steady_clock::now();
+        outcomes[i] = RunTestFolder(dirs[i], options);
+        (*seconds)[i] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }));
+    }
+    for (auto& job : running) job.get();
   }
-  auto listed_passing = ReadPassingList(kPassingListPath);
+  return outcomes;
+}
+
+// Runs every test of libonnx-testdata folder `folder` and checks it against the folder's
+// expected failures, passing list and ONNX Runtime's results.
+void RunFolder(const std::string& folder) {
+  const std::string root = std::string(kDataRoot) + "/" + folder;
+  if (!std::filesystem::is_directory(root)) {
+    QTUNE_SKIP_OR_FAIL_IN_CI() << root << " is missing (install libonnx-testdata)";
+  }
+  const bool update_passing = EnvIsOne("QTUNE_CONFORMANCE_UPDATE_PASSING");
+  auto listed_passing = ReadPassingList(PassingListPath(folder));
+  if (update_passing && listed_passing.status().code() == StatusCode::kNotFound) {
+    listed_passing = std::set<std::string>();  // a new folder: the update creates its list
+  }
   ASSERT_TRUE(listed_passing.ok()) << listed_passing.status().ToString();
-  const bool update_passing = std::string(EnvOr("QTUNE_CONFORMANCE_UPDATE_PASSING", "0")) == "1";
   const std::string filter = EnvOr("QTUNE_CONFORMANCE_FILTER", "");
-  const bool verbose = std::string(EnvOr("QTUNE_CONFORMANCE_VERBOSE", "0")) == "1";
-  const auto& expected = ExpectedFailures();
+  const bool verbose = EnvIsOne("QTUNE_CONFORMANCE_VERBOSE");
+  const auto& expected = ExpectedFailuresIn(folder);
 
-  int passed = 0, unsupported = 0, known_failures = 0, total = 0, constant_passes = 0;
+  std::vector<std::string> dirs;
+  for (const std::string& dir : ListNodeTests(root)) {
+    const std::string name = std::filesystem::path(dir).filename();
+    if ((folder + "/" + name).find(filter) != std::string::npos) dirs.push_back(dir);
+  }
+  std::vector<double> seconds;
+  std::vector<Outcome> outcomes = RunAll(dirs, RunOptions{}, &seconds);
+
+  int passed = 0, unsupported = 0, known_failures = 0, constant_passes = 0;
   std::map<std::string, std::vector<std::string>> unsupported_by_op;
-  std::set<std::string> ran;
   std::map<std::string, std::optional<std::string>> results;  // nullopt: passed
   std::vector<std::pair<double, std::string>> slow;
-  for (const std::string& dir : ListNodeTests(kNodeTestRoot)) {
-    const std::string name = std::filesystem::path(dir).filename();
-    if (name.find(filter) == std::string::npos) continue;
-    ran.insert(name);
-    ++total;
-    auto start = std::chrono::steady_clock::now();
-    Outcome outcome = RunNodeTest(dir);
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const std::string name = std::filesystem::path(dirs[i]).filename();
+    const Outcome& outcome = outcomes[i];
     results[name] = outcome.verdict == Verdict::kPass ? std::nullopt
                                                       : std::optional<std::string>(outcome.detail);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds > 0.5) slow.emplace_back(seconds, name);
+    if (seconds[i] > 0.5) slow.emplace_back(seconds[i], name);
     const bool listed = expected.count(name) > 0;
     if (verbose) {
-      const char* verdicts[] = {"PASS", "UNSUPPORTED", "FAIL"};
-      std::cout << verdicts[static_cast<int>(outcome.verdict)] << " " << name << " "
-                << outcome.detail << "\n";
+      std::cout << VerdictName(outcome.verdict) << " " << (folder == "node" ? "" : folder + "/")
+                << name << " " << outcome.detail << "\n";
     }
     switch (outcome.verdict) {
       case Verdict::kPass:
         ++passed;
-        EXPECT_FALSE(listed) << name << " passes now: remove it from expected_failures.cc";
+        EXPECT_FALSE(listed) << name << " passes now: remove it from the expected failures";
         break;
       case Verdict::kUnsupported:
         ++unsupported;
         constant_passes += outcome.passes_with_constant_inputs;
-        unsupported_by_op[GroupOf(dir)].push_back(name +
-                                                  (outcome.passes_with_constant_inputs ? "*" : ""));
+        unsupported_by_op[GroupOf(dirs[i])].push_back(
+            name + (outcome.passes_with_constant_inputs ? "*" : ""));
         EXPECT_FALSE(listed) << name << " is unsupported now (" << outcome.detail
-                             << "): remove it from expected_failures.cc";
+                             << "): remove it from the expected failures";
         break;
       case Verdict::kFail:
         if (listed) {
           ++known_failures;
         } else {
-          ADD_FAILURE() << name << " FAILS: " << outcome.detail;
+          ADD_FAILURE() << folder << "/" << name << " FAILS: " << outcome.detail;
         }
         break;
     }
   }
   for (const auto& [name, reason] : expected) {
     if (filter.empty()) {
-      EXPECT_TRUE(ran.count(name))
-          << name << " is listed in expected_failures.cc but not installed";
+      EXPECT_TRUE(results.count(name))
+          << folder << "/" << name << " is an expected failure but not installed";
     }
   }
+  if (dirs.empty()) return;  // filtered out entirely
 
-  CheckPassingList(*listed_passing, results, !filter.empty(), update_passing);
+  CheckPassingList(folder, *listed_passing, results, !filter.empty(), update_passing);
+  const int unexplained =
+      CheckAgainstOrt(folder, results, expected, EnvIsOne("QTUNE_CONFORMANCE_STRICT"));
 
-  std::cout << "unsupported tests by op (* = passes with its inputs bound as constants; "
-            << constant_passes << " tests):\n";
+  std::cout << folder << ": unsupported tests by op (* = passes with its inputs bound as "
+            << "constants; " << constant_passes << " tests):\n";
   for (const auto& [op, names] : unsupported_by_op) {
     std::cout << "  " << op << " (" << names.size() << "):";
     for (const std::string& name : names) std::cout << " " << name;
     std::cout << "\n";
   }
   if (!slow.empty()) {
-    std::cout << "slow tests:";
-    for (const auto& [seconds, name] : slow) std::cout << " " << name << " " << seconds << "s;";
+    std::cout << folder << ": slow tests:";
+    for (const auto& [secs, name] : slow) std::cout << " " << name << " " << secs << "s;";
     std::cout << "\n";
   }
-  std::cout << "conformance: " << passed << " passed, " << unsupported << " unsupported, "
-            << known_failures << " expected failures (of " << total << ")" << std::endl;
+  std::cout << "conformance " << folder << ": " << passed << " passed, " << unsupported
+            << " unsupported, " << known_failures << " expected failures (of " << dirs.size()
+            << "); " << unexplained << " that ORT passes lack a reason" << std::endl;
 }
+
+TEST(ConformanceNodeTest, AllNodeTestsPassOrAreKnown) { RunFolder("node"); }
+TEST(ConformanceNodeTest, PytorchConvertedTestsPassOrAreKnown) { RunFolder("pytorch-converted"); }
+TEST(ConformanceNodeTest, PytorchOperatorTestsPassOrAreKnown) { RunFolder("pytorch-operator"); }
+TEST(ConformanceNodeTest, SimpleTestsPassOrAreKnown) { RunFolder("simple"); }
 
 }  // namespace
 }  // namespace qtune::conformance

@@ -20,9 +20,11 @@ StatusOr<std::set<std::string>> ReadPassingList(const std::string& path) {
   return names;
 }
 
-Status WritePassingList(const std::string& path, const std::set<std::string>& names) {
+Status WritePassingList(const std::string& path, const std::set<std::string>& names,
+                        const std::string& folder) {
   std::string text =
-      "# ONNX node tests (libonnx-testdata) that pass on both tiers; conformance_node_test\n"
+      "# ONNX " + folder +
+      " tests (libonnx-testdata) that pass on both tiers; conformance_node_test\n"
       "# fails when one of them stops passing. Regenerate after making more pass:\n"
       "#   QTUNE_CONFORMANCE_UPDATE_PASSING=1 <build>/tests/conformance/conformance_node_test\n";
   for (const std::string& name : names) text += name + "\n";

@@ -2,6 +2,9 @@
 // test must keep passing, so a kernel that starts returning Unimplemented, or a loader
 // change that drops an op, fails conformance_node_test instead of going unnoticed.
 //
+// The other libonnx-testdata folders have lists of the same format
+// (passing_<folder>_tests.txt, '-' spelled '_').
+//
 // File format: one test folder name per line (e.g. "test_abs"); blank lines and lines
 // starting with '#' are ignored. Written sorted, with a header comment saying how to
 // regenerate it.
@@ -19,8 +22,10 @@ namespace qtune::conformance {
 
 // The names in the list file at `path`. NotFound if it does not exist.
 StatusOr<std::set<std::string>> ReadPassingList(const std::string& path);
-// Writes `names` as a list file, atomically.
-Status WritePassingList(const std::string& path, const std::set<std::string>& names);
+// Writes `names` as a list file, atomically; the header comment names libonnx-testdata
+// folder `folder` (node, pytorch-converted, ...).
+Status WritePassingList(const std::string& path, const std::set<std::string>& names,
+                        const std::string& folder = "node");
 
 struct PassingListReport {
   std::vector<std::string> regressed;      // "name: detail" for listed tests that ran and failed
