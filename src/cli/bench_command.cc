@@ -102,8 +102,14 @@ int Bench(const BenchOptions& options) {
     }
   }
   start = std::chrono::steady_clock::now();
-  auto plan = session->Prepare(*sizes);
-  if (!plan.ok()) return ReportAndExitCode(plan.status());
+  // A model with data-dependent sizes has no single plan: its stages compile during the
+  // warm-up runs (runtime/dynamic/graph_runner.h).
+  auto prepared = session->Prepare(*sizes);
+  if (!prepared.ok() && prepared.status().code() != StatusCode::kFailedPrecondition) {
+    return ReportAndExitCode(prepared.status());
+  }
+  const runtime::Plan* plan = prepared.ok() ? *prepared : nullptr;
+  const size_t steps = plan != nullptr ? plan->steps.size() : 0;
   double compile_ms = MillisSince(start);
 
   auto stats = runtime::MeasureLatency(
@@ -126,7 +132,7 @@ int Bench(const BenchOptions& options) {
                         {"min_ms", min},
                         {"optimize_ms", optimize_ms},
                         {"compile_ms", compile_ms},
-                        {"steps", (*plan)->steps.size()},
+                        {"steps", steps},
                         {"fp8_emulated", emulated_fp8}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -134,8 +140,11 @@ int Bench(const BenchOptions& options) {
                 threads, options.iters, options.warmup);
     std::printf("latency  median %.3f ms   p90 %.3f ms   min %.3f ms\n", median, p90, min);
     std::printf("prepare  optimize %.1f ms   compile %.1f ms   %zu steps\n", optimize_ms,
-                compile_ms, (*plan)->steps.size());
-    if (options.profile) std::printf("\n%s", (*plan)->ProfileToString().c_str());
+                compile_ms, steps);
+    if (options.profile && plan != nullptr) std::printf("\n%s", plan->ProfileToString().c_str());
+    if (options.profile && plan == nullptr) {
+      std::printf("\n%s", session->DescribeLastRun().c_str());
+    }
     if (emulated_fp8) {
       std::printf("note     FP8 is emulated on this CPU: this latency is not FP8 speed\n");
     }

@@ -178,12 +178,20 @@ Outputs Identity(const KernelArgs& a) {
   return std::vector<Tensor>{a.inputs[0]};
 }
 
-// Inference-mode Dropout: output = input, mask (if requested) all true.
+// Inference-mode Dropout: output = input, mask (if requested) all true. Training mode
+// with ratio 0 drops nothing and is the same; any other ratio is random (unsupported).
 Outputs Dropout(const KernelArgs& a) {
   RETURN_IF_ERROR(CheckInputCount(a, 1, 3));
   if (HasInput(a, 2)) {
     ASSIGN_OR_RETURN(double training, ReadScalarAsDouble(a.node, a.inputs[2], "training_mode"));
-    if (training != 0) return NodeUnimplemented(a.node, "training_mode=true is not supported");
+    double ratio = 0.5;
+    if (HasInput(a, 1)) {
+      ASSIGN_OR_RETURN(ratio, ReadScalarAsDouble(a.node, a.inputs[1], "ratio"));
+    }
+    if (training != 0 && ratio != 0) {
+      return NodeUnimplemented(a.node, "training_mode=true drops values at random (ratio " +
+                                           std::to_string(ratio) + "); qtune runs inference");
+    }
   }
   std::vector<Tensor> out{a.inputs[0]};
   if (a.node.num_outputs() > 1) {

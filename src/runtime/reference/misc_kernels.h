@@ -15,5 +15,6 @@ void RegisterMvnKernels(ReferenceRegistry& registry);              // nn_mvn.cc
 void RegisterMaxUnpoolKernels(ReferenceRegistry& registry);        // nn_max_unpool.cc
 void RegisterDetKernels(ReferenceRegistry& registry);              // linalg_det.cc
 void RegisterEinsumKernels(ReferenceRegistry& registry);           // linalg_einsum.cc
+void RegisterTfIdfKernels(ReferenceRegistry& registry);            // text_tfidf.cc
 
 }  // namespace qtune::runtime::reference

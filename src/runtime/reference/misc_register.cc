@@ -13,6 +13,7 @@ void RegisterMiscKernels(ReferenceRegistry& registry) {
   reference::RegisterMaxUnpoolKernels(registry);
   reference::RegisterDetKernels(registry);
   reference::RegisterEinsumKernels(registry);
+  reference::RegisterTfIdfKernels(registry);
 }
 
 }  // namespace qtune::runtime

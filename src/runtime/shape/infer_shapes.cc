@@ -27,7 +27,7 @@ std::vector<size_t> SizeDeterminingInputs(const std::string& op) {
       {"MaxUnpool", {2}},       {"CenterCropPad", {1}},
       {"HannWindow", {0}},      {"HammingWindow", {0}},
       {"BlackmanWindow", {0}},  {"DFT", {1, 2}},
-      {"STFT", {1, 3}},         {"MelWeightMatrix", {0, 1}},
+      {"STFT", {1, 3}},         {"MelWeightMatrix", {0, 1, 2, 3, 4}},
       {"Col2Im", {1, 2}},
   };
   auto it = table->find(op);
