@@ -58,14 +58,12 @@ TEST(NormTest, OnnxNodeTests) {
   }
 }
 
-TEST(NormTest, BatchNormTrainingIsRejectedCleanly) {
+TEST(NormTest, BatchNormTrainingModeMatchesOnnxAndOldTrainingOutputsAreRejected) {
+  // Opset 14+ training_mode (nn_batch_norm_training.cc): Y, running_mean, running_var.
   for (const char* name :
        {"test_batchnorm_epsilon_training_mode", "test_batchnorm_example_training_mode"}) {
-    auto c = LoadOnnxNodeCase(name);
-    if (!c) QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX node test data not installed";
-    KernelResult r = BatchNormalization(KernelArgs{*c->node, c->inputs, c->opset});
-    EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented) << name;
-    EXPECT_NE(r.status().message().find("training"), std::string::npos);
+    SCOPED_TRACE(name);
+    CheckOnnxNodeCase(name, &BatchNormalization, 1e-5, 1e-4);
   }
   // Opset 9: a requested mean output is a training output.
   Tensor x = RandomFloats({1, 2, 3}, 1);
