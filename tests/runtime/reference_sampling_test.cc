@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "reference_nn_test_util.h"
 #include "runtime/reference/sampling_kernels.h"
@@ -79,6 +80,32 @@ TEST(SamplingTest, GridSample1dNearestBorderAndReflection) {
       {x, grid});
   EXPECT_NEAR(reflection.data<float>()[2], 10, 1e-5);
   EXPECT_NEAR(reflection.data<float>()[3], 40, 1e-5);
+}
+
+// NaN reads 0; huge and infinite coordinates behave as far outside (no undefined integer
+// conversion): 0 with zeros padding, the edge pixel with border, a mirrored pixel with
+// reflection.
+TEST(SamplingTest, GridSampleNonFiniteAndHugeCoordinates) {
+  Tensor x = Tensor::FromVector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor grid = Tensor::FromVector<float>({1, 1, 3, 2}, {std::nanf(""), 0, 1e30f, 1e30f, -inf, 0});
+  for (const char* padding : {"zeros", "border", "reflection"}) {
+    for (const char* mode : {"linear", "nearest", "cubic"}) {
+      SCOPED_TRACE(std::string(padding) + " " + mode);
+      Tensor y =
+          RunOk(&GridSample,
+                Spec("GridSample", 20,
+                     {Attribute::String("mode", mode), Attribute::String("padding_mode", padding)}),
+                {x, grid});
+      ASSERT_EQ(y.num_elements(), 3);
+      EXPECT_EQ(y.data<float>()[0], 0);
+      for (int i = 1; i < 3; ++i) EXPECT_TRUE(std::isfinite(y.data<float>()[i]));
+      if (std::string(padding) == "zeros") EXPECT_EQ(y.data<float>()[1], 0);
+      if (std::string(padding) == "border" && std::string(mode) == "nearest") {
+        EXPECT_EQ(y.data<float>()[1], 4);  // bottom-right corner
+      }
+    }
+  }
 }
 
 TEST(SamplingTest, RoiAlignMaxAndAdaptiveSampling) {

@@ -120,6 +120,14 @@ struct Taps {
 
 Taps AxisTaps(double x, const Axis& axis, const GridOptions& o, size_t spatial_rank) {
   Taps taps;
+  if (std::isnan(x)) {  // a NaN coordinate samples nothing: 0
+    taps.count = 1;
+    taps.index[0] = -1;
+    return taps;
+  }
+  // Far outside is as good as infinitely far; this keeps the integer conversions defined.
+  constexpr double kFar = 1e15;
+  x = std::clamp(x, -kFar, kFar);
   if (o.mode == Interpolation::kNearest) {
     // PyTorch: nearbyint in 2-D, std::round in 3-D.
     x = spatial_rank == 3 ? std::round(x) : std::nearbyint(x);

@@ -92,8 +92,9 @@ StatusOr<std::vector<Tensor>> MelKernel(const KernelArgs& args) {
   if (sample_rate <= 0) {
     return NodeError(node, "sample_rate is " + std::to_string(sample_rate) + "; it must be > 0");
   }
-  if (!(lower >= 0 && lower <= upper)) {
-    return NodeError(node, "the edges must satisfy 0 <= lower_edge_hertz <= upper_edge_hertz");
+  if (!(lower >= 0 && lower <= upper && std::isfinite(upper))) {
+    return NodeError(node,
+                     "the edges must be finite with 0 <= lower_edge_hertz <= upper_edge_hertz");
   }
   const int64_t spectrogram_bins = dft_length / 2 + 1;
   if (spectrogram_bins * mel_bins > kMaxGeneratedSize) {
@@ -105,14 +106,16 @@ StatusOr<std::vector<Tensor>> MelKernel(const KernelArgs& args) {
   std::vector<int64_t> edges(static_cast<size_t>(mel_bins + 2));
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
     const double hertz = MelToHertz(static_cast<double>(i) * mel_step + low_mel);
-    edges[i] = static_cast<int64_t>(
-        std::floor(static_cast<double>(dft_length + 1) * hertz / static_cast<double>(sample_rate)));
-    if (edges[i] < 0 || edges[i] >= spectrogram_bins) {
+    const double bin =
+        std::floor(static_cast<double>(dft_length + 1) * hertz / static_cast<double>(sample_rate));
+    // (Checked as a double: a huge edge must not reach the integer conversion.)
+    if (!(bin >= 0 && bin < static_cast<double>(spectrogram_bins))) {
       return NodeError(node, "upper_edge_hertz " + std::to_string(upper) +
                                  " maps past the last spectrogram bin (" +
                                  std::to_string(spectrogram_bins - 1) +
                                  "); keep it at most sample_rate / 2");
     }
+    edges[i] = static_cast<int64_t>(bin);
   }
   std::vector<double> m(static_cast<size_t>(spectrogram_bins * mel_bins), 0.0);
   auto at = [&](int64_t bin, int64_t mel) -> double& { return m[bin * mel_bins + mel]; };
