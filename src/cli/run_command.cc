@@ -87,6 +87,12 @@ int PrintPlanOnly(const RunOptions& options, const ir::Graph& graph) {
   auto session = MakeSession(options, graph);
   if (!session.ok()) return ReportAndExitCode(session.status());
   auto plan = (*session)->Prepare(*sizes);
+  if (!plan.ok() && plan.status().code() == StatusCode::kFailedPrecondition) {
+    return ReportAndExitCode(FailedPreconditionError(
+        options.model_path +
+        ": sizes depend on values computed while it runs, so its plan is compiled in stages "
+        "during a run; give --input to print the stages a run goes through"));
+  }
   if (!plan.ok()) return ReportAndExitCode(plan.status());
   std::fprintf(stderr, "%s", (*plan)->ToString({.explain_kernels = options.explain_kernels}).c_str());
   return kExitOk;
@@ -133,7 +139,12 @@ int RunModel(RunOptions options) {
     std::map<std::string, std::vector<int64_t>> sizes;
     for (const auto& [name, t] : *inputs) sizes[name] = t.sizes();
     auto plan = (*session)->Prepare(sizes);
-    if (plan.ok()) std::fprintf(stderr, "%s", (*plan)->ToString({.explain_kernels = options.explain_kernels}).c_str());
+    if (plan.ok()) {
+      std::fprintf(stderr, "%s",
+                   (*plan)->ToString({.explain_kernels = options.explain_kernels}).c_str());
+    } else {  // sizes that depend on values: the stages this run went through
+      std::fprintf(stderr, "%s", (*session)->DescribeLastRun().c_str());
+    }
   }
   if (!options.output_path.empty()) {
     Status s = EndsWithNpy(options.output_path)

@@ -17,6 +17,12 @@ const std::map<std::string, std::string>& ExpectedFailures() {
       {"test_castlike_BFLOAT16_to_FLOAT_expanded", "data 'like' is [1], the model declares [3,4]"},
       {"test_castlike_FLOAT_to_BFLOAT16", "data 'like' is [1], the model declares [3,4]"},
       {"test_castlike_FLOAT_to_BFLOAT16_expanded", "data 'like' is [1], the model declares [3,4]"},
+      // Test data, not qtune: the spec says MaxUnpool's indices are flat indices into the
+      // output ([1,1,5,5] here); the data places them by their (row, col) in the 4x4
+      // input of the pooling instead. ONNX Runtime 1.30 fails it the same way (element 5).
+      {"test_maxunpool_export_with_output_shape",
+       "data reads indices in the pooled input's 4x4 layout, not the 5x5 output's (ORT agrees "
+       "with qtune)"},
   };
   return *failures;
 }
