@@ -1,6 +1,7 @@
 // Writes the seed corpus of the fuzz targets: small models built with the GraphBuilder
-// (one per family of ops, so mutations reach many kernels and shape rules) and a few .npy
-// and .npz files. Run from the repository root after changing it:
+// (one per family of ops, so mutations reach many kernels and shape rules, data-dependent
+// sizes included) and a few .npy and .npz files. Run from the repository root after
+// changing it:
 //   build/tests/fuzz/qtune_fuzz_make_corpus tests/fuzz/corpus
 // models/fmnist/fmnist_resnet.onnx is copied in as the one real model.
 #include <cstdio>
@@ -131,6 +132,68 @@ void Quantized(const std::string& dir) {
   Save(b, dir, "qdq_conv");
 }
 
+// Ops whose output sizes depend on values: NonMaxSuppression with the selected boxes
+// gathered, Compress -> Unique, a Reshape whose shape is computed from the data, and
+// CenterCropPad/Col2Im (sizes from constant inputs, opset 18).
+void Detection(const std::string& dir) {
+  GraphBuilder b(17);
+  Value* boxes = b.Input("boxes", DataType::kFloat32, {1, 6, 4});
+  Value* scores = b.Input("scores", DataType::kFloat32, {1, 2, 6});
+  Value* selected =
+      b.Op("NonMaxSuppression",
+           {boxes, scores, b.Initializer("max_out", Ints({3})),
+            b.Initializer("iou", Floats({1}, 0.5f)), b.Initializer("score_min", Floats({1}, 0.0f))},
+           {Attribute::Int("center_point_box", 0)});
+  Value* box_index = b.Op("Gather", {selected, b.Initializer("col", Tensor::Scalar<int64_t>(2))},
+                          {Attribute::Int("axis", 1)});
+  Value* flat = b.Op("Squeeze", {boxes, b.Initializer("sq", Ints({0}))});
+  b.Output(b.Op("Gather", {flat, box_index}, {Attribute::Int("axis", 0)}));
+  b.Output(selected);
+  Save(b, dir, "detection_nms");
+}
+
+void CompressUnique(const std::string& dir) {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", DataType::kFloat32, {8});
+  Value* m = b.Input("m", DataType::kFloat32, {4, 3});
+  Value* kept = b.Op("Compress", {x, b.Op("Greater", {x, b.Initializer("t", Floats({1}, 0.0f))})});
+  std::vector<Value*> u = b.MultiOp("Unique", {kept}, 4, {Attribute::Int("sorted", 1)});
+  for (Value* v : u) b.Output(v);
+  Value* rows = b.Op("Compress",
+                     {m, b.Initializer("cond", Tensor::FromVector<bool>({3}, {true, false, true}))},
+                     {Attribute::Int("axis", 0)});
+  std::vector<Value*> ua =
+      b.MultiOp("Unique", {rows}, 4, {Attribute::Int("axis", 1), Attribute::Int("sorted", 0)});
+  b.Output(ua[0]);
+  b.Output(b.Op("NonZero", {x}));
+  Save(b, dir, "compress_unique");
+}
+
+void DataDependentReshape(const std::string& dir) {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", DataType::kFloat32, {2, 6});
+  // rows = ceil(max |x|) (0, 1 or 2 for the fuzzer's inputs): Reshape(x, [rows, -1]).
+  Value* top = b.Op("ReduceMax", {b.Op("Abs", {x})}, {Attribute::Int("keepdims", 0)});
+  Value* rows = b.Op("Cast", {b.Op("Ceil", {top})}, {Attribute::Int("to", 7)});
+  Value* shape = b.Op("Concat",
+                      {b.Op("Unsqueeze", {rows, b.Initializer("ax", Ints({0}))}),
+                       b.Initializer("rest", Ints({-1}))},
+                      {Attribute::Int("axis", 0)});
+  b.Output(b.Op("Relu", {b.Op("Reshape", {x, shape})}));
+  Save(b, dir, "data_dependent_reshape");
+}
+
+void CropCol2Im(const std::string& dir) {
+  GraphBuilder b(18);
+  Value* x = b.Input("x", DataType::kFloat32, {1, 2, 5, 5});
+  b.Output(b.Op("CenterCropPad", {x, b.Initializer("crop", Ints({4, 6}))},
+                {Attribute::Ints("axes", {2, 3})}));
+  Value* cols = b.Input("cols", DataType::kFloat32, {1, 4, 9});
+  b.Output(b.Op("Col2Im", {cols, b.Initializer("image", Ints({4, 4})),
+                           b.Initializer("block", Ints({2, 2}))}));
+  Save(b, dir, "crop_col2im");
+}
+
 void Npy(const std::string& dir) {
   auto write = [&](const std::string& name, const Tensor& t) {
     Status s = WriteNpy(dir + "/npy/" + name, t);
@@ -166,6 +229,10 @@ int main(int argc, char** argv) {
   qtune::TileExpand(dir);
   qtune::MatMulNorm(dir);
   qtune::Quantized(dir);
+  qtune::Detection(dir);
+  qtune::CompressUnique(dir);
+  qtune::DataDependentReshape(dir);
+  qtune::CropCol2Im(dir);
   qtune::Npy(dir);
   return 0;
 }

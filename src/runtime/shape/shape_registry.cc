@@ -11,6 +11,7 @@ const ShapeRegistry& ShapeRegistry::Get() {
     RegisterNnShapes(*r);
     RegisterRecurrentShapes(*r);
     RegisterTensorShapes(*r);
+    RegisterCropCol2ImShapes(*r);
     RegisterMiscShapes(*r);
     RegisterSamplingLossShapes(*r);
     RegisterSignalShapes(*r);

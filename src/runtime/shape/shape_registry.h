@@ -53,6 +53,8 @@ void RegisterElementwiseShapes(ShapeRegistry& registry);
 void RegisterNnShapes(ShapeRegistry& registry);
 void RegisterRecurrentShapes(ShapeRegistry& registry);  // LSTM, GRU, RNN (shape_fns_rnn.cc)
 void RegisterTensorShapes(ShapeRegistry& registry);
+// CenterCropPad, Col2Im (shape_fns_crop_col2im.cc).
+void RegisterCropCol2ImShapes(ShapeRegistry& registry);
 // Shrink, BitShift, EyeLike, ReverseSequence, Scatter, MVN, Det, Einsum (shape_fns_misc.cc).
 void RegisterMiscShapes(ShapeRegistry& registry);
 // GridSample, RoiAlign, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
