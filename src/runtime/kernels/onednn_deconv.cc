@@ -24,7 +24,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
       !w.has_constant() || w.dtype != DataType::kFloat32 || (b != nullptr && !b->has_constant()) ||
       request.outputs.empty() || request.outputs[0] == nullptr ||
       request.outputs[0]->sizes.size() != rank) {
-    return NotApplicable();
+    return NotApplicable(request,
+                         "not a float32 1-3-D ConvTranspose with constant weights and bias");
   }
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   int64_t group = node.GetInt("group", 1);

@@ -78,9 +78,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
   }
   const ValueInfo& a = *request.inputs[0];
   const ValueInfo& b = *request.inputs[1];
-  if (a.dtype != DataType::kFloat32 || b.dtype != DataType::kFloat32 || !b.has_constant()) {
-    return NotApplicable();
-  }
+  if (a.dtype != DataType::kFloat32 || b.dtype != DataType::kFloat32) return NotApplicable();
+  if (!b.has_constant()) return NotApplicable(request, "B is computed at run time, not a constant");
   std::optional<MatMulProblem> problem;
   if (gemm) {
     ASSIGN_OR_RETURN(problem, DescribeGemm(request));

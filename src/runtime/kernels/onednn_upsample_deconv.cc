@@ -178,7 +178,9 @@ std::optional<UpsampleGeometry> Match(const KernelRequest& request) {
 StatusOr<std::optional<KernelChoice>> CreateOnednnUpsampleDeconvKernel(
     const KernelRequest& request) {
   std::optional<UpsampleGeometry> g = Match(request);
-  if (!g) return NotApplicable();
+  if (!g) {
+    return NotApplicable(request, "not a float32 2-D ConvTranspose whose kernel equals its stride");
+  }
   const Tensor& w = request.inputs[1]->constant;  // [C, O, kH, kW]
   const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
   const int64_t c = g->channels, columns = g->columns(), o_count = g->out_channels;

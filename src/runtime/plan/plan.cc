@@ -38,7 +38,9 @@ std::string Plan::ToString(const PlanPrintOptions& options) const {
       out += fmt::format("       not int8: {}\n", node->GetString("qtune_not_int8", ""));
     }
     if (options.explain_kernels) {
-      out += fmt::format("       precision {}\n", PrecisionName(s.precision));
+      if (s.precision != Precision::kFloat32) {
+        out += fmt::format("       precision {}\n", PrecisionName(s.precision));
+      }
       for (const KernelRejection& r : s.passed_over) {
         out += fmt::format("       passed over {}: {}\n", r.kernel, r.reason);
       }

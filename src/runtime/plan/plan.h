@@ -57,7 +57,7 @@ struct PlanStep {
 };
 
 struct PlanPrintOptions {
-  // Per step also the precision and the kernels passed over with the reasons
+  // Per step also its precision when not fp32, and the kernels passed over with the reasons
   // (`qtune run --print-plan --explain-kernels`).
   bool explain_kernels = false;
 };
