@@ -203,7 +203,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   ASSIGN_OR_RETURN(auto source,
                    quant::OpenCalibrationData(o.calib_specs, o.preprocess, float_graph));
   ASSIGN_OR_RETURN(InputSizes sizes, MeasureSizes(float_graph, *source));
-  ASSIGN_OR_RETURN(auto infos, runtime::InferShapes(float_graph, sizes, {}));
+  ASSIGN_OR_RETURN(auto partial, runtime::InferShapesPartially(float_graph, sizes, {}));
+  const runtime::ValueInfoMap& infos = partial.infos;  // staged sizes: those values stay float
 
   // 2. Regions, and ranges for every candidate tensor. The regions are found on a copy
   // whose value types carry the inferred sizes (the validity rules read dtypes and sizes);

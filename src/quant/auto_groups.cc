@@ -136,9 +136,9 @@ StatusOr<std::vector<AutoGroup>> BuildAutoGroups(const ir::Graph& graph, const Q
   }
   std::optional<runtime::ValueInfoMap> infos;
   if (plan.target == Target::kTrt) {
-    auto inferred = runtime::InferShapes(graph, sizes, runtime::ShapeInferenceOptions{});
+    auto inferred = runtime::InferShapesPartially(graph, sizes, runtime::ShapeInferenceOptions{});
     if (!inferred.ok()) return inferred.status().WithContext("auto: fp8 layer rules");
-    infos = std::move(*inferred);
+    infos = std::move(inferred->infos);
   }
 
   std::map<size_t, size_t> group_of_root;

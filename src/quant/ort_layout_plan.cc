@@ -176,13 +176,13 @@ int64_t WeightChannelAxis(const ir::Node& node) {
 
 StatusOr<QuantPlan> PlanOrtLayout(const ir::Graph& graph, const InputSizes& input_sizes,
                                   const OrtLayoutOptions& options, const Recipe* recipe) {
-  auto infos = runtime::InferShapes(graph, input_sizes, runtime::ShapeInferenceOptions{});
+  auto infos = runtime::InferShapesPartially(graph, input_sizes, runtime::ShapeInferenceOptions{});
   if (!infos.ok()) {
     return infos.status().WithContext(
         "the ONNX Runtime layout needs the type of every tensor for the calibration input "
         "sizes; check the calibration data's shapes against the model inputs");
   }
-  OrtPlanner planner(graph, *infos, options, recipe);
+  OrtPlanner planner(graph, infos->infos, options, recipe);
   return planner.Run();
 }
 

@@ -342,13 +342,15 @@ StatusOr<QuantPlan> Planner::Run() {
 
 StatusOr<QuantPlan> PlanQuantization(const ir::Graph& graph, const Recipe& recipe, Target target,
                                      const InputSizes& input_sizes) {
-  auto infos = runtime::InferShapes(graph, input_sizes, runtime::ShapeInferenceOptions{});
+  // Values whose sizes are known only while the model runs (after a NonMaxSuppression,
+  // ...) have no info: placement leaves their consumers in float.
+  auto infos = runtime::InferShapesPartially(graph, input_sizes, runtime::ShapeInferenceOptions{});
   if (!infos.ok()) {
     return infos.status().WithContext(
         "quantization placement needs the sizes of every tensor for the calibration input "
         "sizes; check the calibration data's shapes against the model inputs");
   }
-  Planner planner(graph, recipe, target, *infos);
+  Planner planner(graph, recipe, target, infos->infos);
   return planner.Run();
 }
 
