@@ -202,6 +202,22 @@ TEST(OnednnRnn, OnlyYOrYAndYh) {
   }
 }
 
+// With batch 1 the bidirectional Y and layout-1 states are bound directly (no copy).
+TEST(OnednnRnn, BidirectionalBatchOne) {
+  uint32_t seed = TestSeed(7110);
+  std::mt19937 rng(seed);
+  for (const char* op : {"LSTM", "GRU", "RNN"}) {
+    for (int64_t layout : {0, 1}) {
+      RnnCase s{.op = op, .seq = 5, .batch = 1, .input = 3, .hidden = 7};
+      s.direction = "bidirectional";
+      s.layout = layout;
+      s.initial_h = true;
+      s.initial_c = s.op == "LSTM";
+      EXPECT_TRUE(CheckKernel(MakeCase(s, rng, seed)));
+    }
+  }
+}
+
 TEST(OnednnRnn, FullSequenceLensTakeTheFastPath) {
   uint32_t seed = TestSeed(7108);
   std::mt19937 rng(seed);

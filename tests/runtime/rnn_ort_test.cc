@@ -4,12 +4,17 @@
 //   - a bidirectional GRU with per-row sequence_lens (both reset modes);
 //   - the attributes only the reference takes (clip, input_forget, peepholes, the other
 //     activations with alpha/beta, sequence_lens) for each op.
+//
+// Setting QTUNE_RNN_EXPORT_DIR also writes the models docs/performance.md times there
+// (lstm.onnx, bilstm.onnx, gru.onnx: seq 64, batch 1, input 64, hidden 128; input "x").
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/shape.h"
@@ -218,6 +223,21 @@ TEST_F(RnnOrtTest, GruAndRnnOtherActivations) {
   rnn.attributes = {Attribute::Strings("activations", {"ThresholdedRelu", "Relu"}),
                     Attribute::Floats("activation_alpha", {0.1f})};
   ExpectModelMatchesOrt(*this, rnn, "rnn_acts", 2321);
+}
+
+TEST(RnnBenchModels, ExportWhenAsked) {
+  const char* dir = std::getenv("QTUNE_RNN_EXPORT_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "QTUNE_RNN_EXPORT_DIR is not set";
+  std::mt19937 rng(2330);
+  for (const auto& [name, op, direction] :
+       {std::tuple{"lstm", "LSTM", "forward"}, std::tuple{"bilstm", "LSTM", "bidirectional"},
+        std::tuple{"gru", "GRU", "forward"}}) {
+    RnnModel m{.op = op, .seq = 64, .batch = 1, .input = 64, .hidden = 128};
+    m.direction = direction;
+    std::unique_ptr<ir::Graph> graph = Build(m, rng);
+    const std::string path = (fs::path(dir) / (std::string(name) + ".onnx")).string();
+    ASSERT_TRUE(ir::SaveModel(*graph, path).ok()) << path;
+  }
 }
 
 }  // namespace

@@ -18,7 +18,8 @@
 // oneDNN's own layouts: X [T,N,C] (layout 1: [N,T,C]), states [1,D,N,H], Y [T,N,D*H]
 // (layout 1: [N,T,D*H]). ONNX's Y [T,D,N,H] equals oneDNN's for D = 1 and layout 1 always;
 // a bidirectional layout-0 Y, and layout-1 states [N,D,H] with D = 2, are copied through a
-// buffer the kernel owns (dims 1 and 2 swapped).
+// buffer the kernel owns (dims 1 and 2 swapped), except with batch 1, where both orders
+// are the same bytes.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -340,7 +341,7 @@ bool InputsFit(const KernelRequest& r, const RnnShape& s) {
 // both or neither).
 Binding StateBinding(const RnnShape& s, int arg, int index) {
   Binding b{arg, index, F32({1, s.dirs, s.batch, s.hidden}, Tag::ldnc), false, {}, {}};
-  if (index < 0 || (s.batch_major && s.dirs == 2)) {
+  if (index < 0 || (s.batch_major && s.dirs == 2 && s.batch > 1)) {
     b.staged = index >= 0;
     b.onnx_dims = {1, s.batch, s.dirs, s.hidden};
     b.staging.assign(static_cast<size_t>(s.batch * s.dirs * s.hidden), 0.0f);
@@ -461,7 +462,7 @@ StatusOr<std::optional<KernelChoice>> Create(const KernelRequest& r) {
   if (!WantsOutput(r, 0)) {
     y.index = -1;
     y.staging.resize(static_cast<size_t>(s.seq * s.batch * s.dirs * s.hidden));
-  } else if (!s.batch_major && s.dirs == 2) {
+  } else if (!s.batch_major && s.dirs == 2 && s.batch > 1) {
     y.staged = true;
     y.onnx_dims = {s.seq, s.dirs, s.batch, s.hidden};
     y.staging.resize(static_cast<size_t>(s.seq * s.batch * s.dirs * s.hidden));
