@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "autotune/command_template.h"
 #include "autotune/subprocess.h"
 
 namespace qtune::autotune {
@@ -77,6 +78,7 @@ bool ParseLatency(const std::regex& regex, const std::string& output, double* la
 
 StatusOr<std::unique_ptr<CommandBenchmark>> CommandBenchmark::Create(
     CommandBenchmarkOptions options) {
+  ASSIGN_OR_RETURN(std::vector<std::string> words, SplitCommandTemplate(options.command_template));
   if (options.command_template.find(kModelPlaceholder) == std::string::npos) {
     return InvalidArgumentError("the benchmark command '" + options.command_template +
                                 "' has no {model}; put {model} where the model path goes");
@@ -104,26 +106,23 @@ StatusOr<std::unique_ptr<CommandBenchmark>> CommandBenchmark::Create(
     next_log = NextLogNumber(options.log_dir);
   }
   return std::unique_ptr<CommandBenchmark>(
-      new CommandBenchmark(std::move(options), std::move(regex), next_log));
+      new CommandBenchmark(std::move(options), std::move(words), std::move(regex), next_log));
 }
 
 bool CommandBenchmark::pair_mode() const {
   return options_.command_template.find(kReferencePlaceholder) != std::string::npos;
 }
 
+std::vector<std::string> CommandBenchmark::ArgvFor(const std::string& model_path,
+                                                   const std::string& reference_path) const {
+  return SubstitutePlaceholders(
+      words_, {{kModelPlaceholder, model_path},
+               {kReferencePlaceholder, reference_path.empty() ? model_path : reference_path}});
+}
+
 std::string CommandBenchmark::CommandFor(const std::string& model_path,
                                          const std::string& reference_path) const {
-  std::string command = options_.command_template;
-  auto substitute = [&command](const std::string& placeholder, const std::string& path) {
-    const std::string quoted = ShellQuote(path);
-    for (size_t at = command.find(placeholder); at != std::string::npos;
-         at = command.find(placeholder, at + quoted.size())) {
-      command.replace(at, placeholder.size(), quoted);
-    }
-  };
-  substitute(kModelPlaceholder, model_path);
-  substitute(kReferencePlaceholder, reference_path.empty() ? model_path : reference_path);
-  return command;
+  return ArgvToDisplay(ArgvFor(model_path, reference_path));
 }
 
 std::string CommandBenchmark::WriteLog(const std::string& command, const std::string& status,
@@ -136,14 +135,15 @@ std::string CommandBenchmark::WriteLog(const std::string& command, const std::st
   return log ? path : "";
 }
 
-Measurement CommandBenchmark::RunOnce(const std::string& command, double timeout_s,
+Measurement CommandBenchmark::RunOnce(const std::vector<std::string>& argv, double timeout_s,
                                       std::vector<double>* latencies) {
+  const std::string command = ArgvToDisplay(argv);
   Measurement m;
   RunOptions run_options;
   run_options.timeout_s = timeout_s;
   run_options.merge_stderr = true;
-  StatusOr<RunResult> run = RunSubprocess(ShellArgv(command), run_options);
-  if (!run.ok()) {  // /bin/sh itself could not start
+  StatusOr<RunResult> run = RunSubprocess(argv, run_options);
+  if (!run.ok()) {  // the tool could not start (not found, not executable)
     m.failure = FailureKind::kExit;
     m.exit_code = 127;
     m.detail = run.status().message();
@@ -161,7 +161,7 @@ Measurement CommandBenchmark::RunOnce(const std::string& command, double timeout
     m.exit_code = run->status.exit_code;
     status = "exit code 255 (as ssh reports a failed connection)";
   } else if (run->status.exit_code > 128 && run->status.exit_code < 128 + 32) {
-    // The shell's report of a child it ran being killed by signal N: a crash.
+    // A shell's report of a child it ran being killed by signal N: a crash.
     m.failure = FailureKind::kCrash;
     m.exit_code = run->status.exit_code;
     status = fmt::format("exit code {} (killed by signal {} inside the shell)",
@@ -220,17 +220,17 @@ Measurement CommandBenchmark::Measure(const MeasureRequest& request) {
     std::vector<double> ms;
     if (pair_mode()) {
       Measurement run =
-          RunOnce(CommandFor(request.candidate_path, request.reference_path), timeout_s, &ms);
+          RunOnce(ArgvFor(request.candidate_path, request.reference_path), timeout_s, &ms);
       if (!run.ok()) return run;
       result.candidate_ms.push_back(ms[0]);
       if (!request.reference_path.empty()) result.reference_ms.push_back(ms[1]);
       continue;
     }
-    Measurement run = RunOnce(CommandFor(request.candidate_path), timeout_s, &ms);
+    Measurement run = RunOnce(ArgvFor(request.candidate_path), timeout_s, &ms);
     if (!run.ok()) return run;
     result.candidate_ms.push_back(ms[0]);
     if (request.reference_path.empty()) continue;
-    run = RunOnce(CommandFor(request.reference_path), timeout_s, &ms);
+    run = RunOnce(ArgvFor(request.reference_path), timeout_s, &ms);
     if (!run.ok()) {
       run.detail = "reference: " + run.detail;
       return run;

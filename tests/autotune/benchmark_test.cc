@@ -76,6 +76,12 @@ std::unique_ptr<CommandBenchmark> MakeCommand(const std::string& command_templat
   return benchmark.ok() ? *std::move(benchmark) : nullptr;
 }
 
+// A template that runs `script` in sh with the paths as its arguments ("$1", "$2"): the
+// command runs without a shell, so shell syntax needs one of its own.
+std::string Sh(const std::string& script, const std::string& args = "{model}") {
+  return "sh -c " + ShellQuote(script) + " sh " + args;
+}
+
 MeasureRequest Request(const std::string& candidate, const std::string& reference = "",
                        int rounds = 1) {
   MeasureRequest request;
@@ -323,19 +329,19 @@ TEST(CommandBenchmarkTest, NonZeroExitIsExitWithCode) {
 }
 
 TEST(CommandBenchmarkTest, Exit255IsConnectionFailure) {
-  Measurement m = MakeCommand("exit 255; : {model}")->Measure(Request("m.onnx"));
+  Measurement m = MakeCommand(Sh("exit 255"))->Measure(Request("m.onnx"));
   EXPECT_EQ(m.failure, FailureKind::kConnection);
   EXPECT_TRUE(IsTransient(m.failure));
 }
 
 TEST(CommandBenchmarkTest, KilledBySignalIsCrash) {
-  Measurement m = MakeCommand("kill -9 $$; : {model}")->Measure(Request("m.onnx"));
+  Measurement m = MakeCommand(Sh("kill -9 $$"))->Measure(Request("m.onnx"));
   EXPECT_EQ(m.failure, FailureKind::kCrash) << m.detail;
 }
 
 TEST(CommandBenchmarkTest, ToolKilledInsideTheShellIsCrash) {
   // The inner shell dies by SIGKILL; the outer one reports exit 137.
-  Measurement m = MakeCommand("sh -c 'kill -9 $$' {model}")->Measure(Request("m.onnx"));
+  Measurement m = MakeCommand(Sh("sh -c 'kill -9 $$'"))->Measure(Request("m.onnx"));
   EXPECT_EQ(m.failure, FailureKind::kCrash) << m.detail;
   EXPECT_TRUE(IsTransient(m.failure));
 }
@@ -344,7 +350,7 @@ TEST(CommandBenchmarkTest, TimeoutKillsTheWholeProcessGroup) {
   ScratchDir dir;
   std::string pid_file = (fs::path(dir.path()) / "pid").string();
   // The shell (the group leader) records its pid, then waits on a child `sleep`.
-  auto benchmark = MakeCommand("echo $$ > " + ShellQuote(pid_file) + "; sleep 10; : {model}",
+  auto benchmark = MakeCommand(Sh("echo $$ > " + ShellQuote(pid_file) + "; sleep 10"),
                                /*timeout_s=*/0.2);
   auto start = Clock::now();
   Measurement m = benchmark->Measure(Request("m.onnx"));
@@ -367,9 +373,9 @@ TEST(CommandBenchmarkTest, OutputWithoutLatencyIsUnparsable) {
 
 TEST(CommandBenchmarkTest, TrtexecLineIsParsedWithTheDefaultRegex) {
   auto benchmark = MakeCommand(
-      "printf '[I] Latency: min = 2.0 ms, max = 3.0 ms, mean = 2.5 ms, median = 2.4 ms\\n"
-      "[I] GPU Compute Time: min = 0.9 ms, max = 2.1 ms, mean = 1.1 ms, median = 1.05 ms, "
-      "percentile(90%%) = 1.3 ms\\n' >&2; : {model}");
+      Sh("printf '[I] Latency: min = 2.0 ms, max = 3.0 ms, mean = 2.5 ms, median = 2.4 ms\\n"
+         "[I] GPU Compute Time: min = 0.9 ms, max = 2.1 ms, mean = 1.1 ms, median = 1.05 ms, "
+         "percentile(90%%) = 1.3 ms\\n' >&2"));
   Measurement m = benchmark->Measure(Request("m.onnx"));
   ASSERT_TRUE(m.ok()) << m.detail;
   ASSERT_EQ(m.candidate_ms.size(), 1u);
@@ -379,12 +385,43 @@ TEST(CommandBenchmarkTest, TrtexecLineIsParsedWithTheDefaultRegex) {
 TEST(CommandBenchmarkTest, PathWithSpacesAndQuotesIsPassedAsOneWord) {
   ScratchDir dir;
   std::string model = dir.Write("my model's \"v2\" $HOME.onnx", "x");
-  auto benchmark = MakeCommand("test -f {model} && printf '\"median_ms\": 2.5\\n'");
+  auto benchmark = MakeCommand(Sh("test -f \"$1\" && printf '\"median_ms\": 2.5\\n'"));
   Measurement m = benchmark->Measure(Request(model));
   ASSERT_TRUE(m.ok()) << m.detail;
   EXPECT_DOUBLE_EQ(m.candidate_ms[0], 2.5);
   m = benchmark->Measure(Request(model + ".missing"));
   EXPECT_EQ(m.failure, FailureKind::kExit);
+}
+
+// Issue 24 item 3: the paths are substituted into the argument vector, never into shell
+// text. On the old /bin/sh -c path, the double-quoted {model} ran the $(...) of the folder
+// name. The folder name holds every character a shell acts on.
+TEST(CommandBenchmarkTest, HostilePathsAreOneArgumentEachAndNeverRunAsCode) {
+  ScratchDir dir;
+  const fs::path folder = fs::path(dir.path()) /
+                          "w d'q\"s;x $(touch injected_dollar) `touch "
+                          "injected_tick` | touch injected_pipe \n nl";
+  ASSERT_TRUE(fs::create_directories(folder));
+  const std::string model = (folder / "candidate.onnx").string();
+  const std::string reference = (folder / "ref.onnx").string();
+  std::ofstream(model) << "m";
+  std::ofstream(reference) << "r";
+  // Exits 9 unless every argument is an existing file; prints two latencies.
+  const std::string script = dir.Write("check.sh",
+                                       "for f in \"$@\"; do [ -f \"$f\" ] || exit 9; done\n"
+                                       "echo '\"median_ms\": 2'\necho '\"median_ms\": 3'\n");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());  // where an injected `touch` would create its file
+  for (const std::string args : {"{model}", "\"{model}\"", "'{model}'",
+                                 "\"{model}\" \"{reference}\"", "{model} '{reference}'"}) {
+    const std::string command = "sh " + ShellQuote(script) + " " + args;
+    Measurement m = MakeCommand(command)->Measure(Request(model, reference));
+    EXPECT_TRUE(m.ok()) << command << ": " << m.detail;
+  }
+  fs::current_path(cwd);
+  for (const char* marker : {"injected_dollar", "injected_tick", "injected_pipe"}) {
+    EXPECT_FALSE(fs::exists(fs::path(dir.path()) / marker)) << marker << " was created";
+  }
 }
 
 TEST(CommandBenchmarkTest, CreateRejectsMissingPlaceholderAndBadRegex) {
@@ -399,13 +436,13 @@ TEST(CommandBenchmarkTest, CreateRejectsMissingPlaceholderAndBadRegex) {
   options.latency_regex = "took ([0-9.]+) ms";
   auto benchmark = CommandBenchmark::Create(options);
   ASSERT_TRUE(benchmark.ok());
-  EXPECT_EQ((*benchmark)->CommandFor("a b.onnx"), "trtexec --onnx='a b.onnx'");
+  EXPECT_EQ((*benchmark)->CommandFor("a b.onnx"), "trtexec '--onnx=a b.onnx'");
 }
 
 TEST(CommandBenchmarkTest, LogDirGetsOneNumberedLogPerRun) {
   ScratchDir dir;
   std::string logs = (fs::path(dir.path()) / "logs").string();
-  auto benchmark = MakeCommand("echo 'took 1.5 ms'; echo '\"median_ms\": 1.5'; : {model}",
+  auto benchmark = MakeCommand(Sh("echo 'took 1.5 ms'; echo '\"median_ms\": 1.5'"),
                                /*timeout_s=*/60, logs);
   Measurement m = benchmark->Measure(Request("c.onnx", "r.onnx", /*rounds=*/2));
   ASSERT_TRUE(m.ok()) << m.detail;
@@ -414,18 +451,18 @@ TEST(CommandBenchmarkTest, LogDirGetsOneNumberedLogPerRun) {
   std::ifstream log(fs::path(logs) / "000002.log");
   std::string first_line;
   std::getline(log, first_line);
-  EXPECT_NE(first_line.find("'r.onnx'"), std::string::npos) << first_line;
+  EXPECT_NE(first_line.find(" sh r.onnx"), std::string::npos) << first_line;
   // A second benchmark on the same folder numbers on.
-  m = MakeCommand("echo '\"median_ms\": 1'; : {model}", 60, logs)->Measure(Request("c.onnx"));
+  m = MakeCommand(Sh("echo '\"median_ms\": 1'"), 60, logs)->Measure(Request("c.onnx"));
   EXPECT_TRUE(fs::exists(fs::path(logs) / "000005.log"));
 }
 
 TEST(CommandBenchmarkTest, ReferencePlaceholderMeasuresThePairInOneRunPerRound) {
   ScratchDir dir;
   std::string logs = (fs::path(dir.path()) / "logs").string();
-  // The model's latency first, then the reference's; `:` keeps the two paths in the line.
+  // The model's latency first, then the reference's; the paths are the script's arguments.
   auto benchmark = MakeCommand(
-      "echo '\"median_ms\": 2'; echo '\"median_ms\": 4'; : {model} {reference}", 60, logs);
+      Sh("echo '\"median_ms\": 2'; echo '\"median_ms\": 4'", "{model} {reference}"), 60, logs);
   Measurement m = benchmark->Measure(Request("c.onnx", "r.onnx", /*rounds=*/3));
   ASSERT_TRUE(m.ok()) << m.detail;
   EXPECT_EQ(m.candidate_ms, (std::vector<double>{2, 2, 2}));
@@ -435,7 +472,7 @@ TEST(CommandBenchmarkTest, ReferencePlaceholderMeasuresThePairInOneRunPerRound) 
   std::ifstream log(fs::path(logs) / "000001.log");
   std::string first_line;
   std::getline(log, first_line);
-  EXPECT_NE(first_line.find("'c.onnx' 'r.onnx'"), std::string::npos) << first_line;
+  EXPECT_NE(first_line.find(" sh c.onnx r.onnx"), std::string::npos) << first_line;
   // No reference: the candidate goes in both places, only its latency is kept.
   m = benchmark->Measure(Request("c.onnx"));
   ASSERT_TRUE(m.ok()) << m.detail;
@@ -444,7 +481,7 @@ TEST(CommandBenchmarkTest, ReferencePlaceholderMeasuresThePairInOneRunPerRound) 
 }
 
 TEST(CommandBenchmarkTest, ReferencePlaceholderWithOneLatencyLineIsUnparsable) {
-  auto benchmark = MakeCommand("echo '\"median_ms\": 2'; : {model} {reference}");
+  auto benchmark = MakeCommand(Sh("echo '\"median_ms\": 2'", "{model} {reference}"));
   Measurement m = benchmark->Measure(Request("c.onnx", "r.onnx"));
   EXPECT_EQ(m.failure, FailureKind::kUnparsable);
   EXPECT_NE(m.detail.find("{reference}"), std::string::npos) << m.detail;
