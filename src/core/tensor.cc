@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <new>
 
@@ -37,7 +39,18 @@ StatusOr<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> sizes) {
   t.num_elements_ = n;
   size_t bytes = static_cast<size_t>(n * elem);
   size_t alloc = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  auto* p = static_cast<std::byte*>(::operator new[](alloc, std::align_val_t(kAlignment)));
+  // A size within the limit may still be more than this machine has (sizes a model computes
+  // while it runs): an error, not std::bad_alloc.
+  static const uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                                   static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  auto* p = alloc > physical ? nullptr
+                             : static_cast<std::byte*>(::operator new[](
+                                   alloc, std::align_val_t(kAlignment), std::nothrow));
+  if (p == nullptr) {
+    return ResourceExhaustedError("cannot allocate a tensor of " + SizesToString(t.sizes_) + " " +
+                                  std::string(DataTypeName(dtype)) + " (" +
+                                  std::to_string(bytes >> 20) + " MiB): not enough memory");
+  }
   std::memset(p, 0, alloc);
   t.owned_ = std::shared_ptr<std::byte[]>(p, AlignedDelete());
   t.data_ = p;
