@@ -165,6 +165,12 @@ TEST(SignalTest, BadInputsAreErrorsNamingTheNode) {
   ASSERT_FALSE(length.ok());
   EXPECT_NE(length.status().message().find("dft_length is 0"), std::string::npos);
 
+  // 64 rows of 2^26 complex bins: far beyond what qtune allocates; refused up front.
+  auto huge = RunNode(&Dft, Spec("DFT", 17),
+                      {RandomFloats({64, 8, 1}, 1), Tensor::Scalar<int64_t>(int64_t{1} << 26)});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kResourceExhausted);
+
   auto axis =
       RunNode(&Dft, Spec("DFT", 17, {Attribute::Int("axis", 2)}), {RandomFloats({1, 8, 1}, 1)});
   ASSERT_FALSE(axis.ok());

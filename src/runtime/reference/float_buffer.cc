@@ -19,6 +19,12 @@ Status CheckComputeFloatType(const ir::Node& node, const Tensor& t, std::string_
                                      "float32 or float64");
 }
 
+Status CheckOutputElements(const ir::Node& node, double elements) {
+  if (elements * sizeof(double) <= static_cast<double>(kMaxTensorBytes)) return Status::Ok();
+  return ResourceExhaustedError(node.DebugName() + ": the output would have " +
+                                std::to_string(elements) + " elements, more than qtune allocates");
+}
+
 std::vector<double> ToDoubles(const Tensor& t) {
   std::vector<double> out(static_cast<size_t>(t.num_elements()));
   if (t.dtype() == DataType::kFloat32) {

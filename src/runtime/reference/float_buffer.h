@@ -17,6 +17,10 @@ namespace qtune::runtime::reference {
 bool IsComputeFloatType(DataType type);
 // Unimplemented naming the node and `what` unless `t` has one of those types.
 Status CheckComputeFloatType(const ir::Node& node, const Tensor& t, std::string_view what);
+// ResourceExhausted naming the node when an output of `elements` values (counted in
+// double, so products of sizes cannot overflow) would exceed kMaxTensorBytes as doubles;
+// checked before the kernel allocates its working buffers.
+Status CheckOutputElements(const ir::Node& node, double elements);
 // Every element of a numeric tensor as double (C order).
 std::vector<double> ToDoubles(const Tensor& t);
 // A new tensor of `type` and `sizes` holding `values` (rounded to nearest even for narrow

@@ -188,6 +188,8 @@ StatusOr<std::vector<Tensor>> GridSampleKernel(const KernelArgs& args) {
   std::vector<int64_t> out_sizes = {batch, channels};
   out_sizes.insert(out_sizes.end(), grid.sizes().begin() + 1, grid.sizes().end() - 1);
 
+  RETURN_IF_ERROR(CheckOutputElements(
+      node, static_cast<double>(batch) * static_cast<double>(channels) * out_points));
   const std::vector<double> xs = ToDoubles(x);
   const std::vector<double> gs = ToDoubles(grid);
   std::vector<double> out(static_cast<size_t>(batch * channels * out_points), 0.0);

@@ -108,6 +108,8 @@ StatusOr<std::vector<Tensor>> RoiAlignKernel(const KernelArgs& args) {
   if ((height == 0 || width == 0) && num_rois * channels > 0) {
     return NodeError(node, "X " + x.DebugString() + " has no pixels to sample");
   }
+  RETURN_IF_ERROR(CheckOutputElements(
+      node, static_cast<double>(num_rois) * channels * static_cast<double>(o.out_h) * o.out_w));
   const std::vector<double> xs = ToDoubles(x);
   const std::vector<double> boxes = ToDoubles(rois);
   std::vector<double> out(static_cast<size_t>(num_rois * channels * o.out_h * o.out_w), 0.0);

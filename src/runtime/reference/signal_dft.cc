@@ -88,6 +88,8 @@ StatusOr<std::vector<Tensor>> DftKernel(const KernelArgs& args) {
   for (int64_t d = 0; d < axis; ++d) outer *= x.size(d);
   for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x.size(d);
 
+  RETURN_IF_ERROR(CheckOutputElements(
+      node, static_cast<double>(outer) * static_cast<double>(out_length) * inner * 2));
   const std::vector<double> in = ToDoubles(x);
   std::vector<double> out(static_cast<size_t>(outer * out_length * inner * 2));
   FftPlan plan(length, inverse);
@@ -151,6 +153,8 @@ StatusOr<std::vector<Tensor>> StftKernel(const KernelArgs& args) {
   // A frame holds the window's length of samples, cut or zero-padded to frame_length.
   const int64_t taps = std::min(static_cast<int64_t>(window.size()), frame_length);
 
+  RETURN_IF_ERROR(CheckOutputElements(
+      node, static_cast<double>(batch) * static_cast<double>(frames) * bins * 2));
   const std::vector<double> in = ToDoubles(x);
   std::vector<double> out(static_cast<size_t>(batch * frames * bins * 2));
   FftPlan plan(frame_length, /*inverse=*/false);
