@@ -48,6 +48,7 @@ struct RnnModel {
   std::string direction = "forward";
   std::vector<Attribute> attributes;
   bool initial_states = false, sequence_lens = false, peepholes = false;
+  std::vector<int32_t> lens;  // with sequence_lens; empty: seq - b % seq for row b
 };
 
 std::unique_ptr<ir::Graph> Build(const RnnModel& m, std::mt19937& rng) {
@@ -155,8 +156,10 @@ void ExpectModelMatchesOrt(RnnOrtTest& test, const RnnModel& m, const std::strin
   const int64_t dirs = m.direction == "bidirectional" ? 2 : 1;
   NamedTensors inputs = {{"x", Random({m.seq, m.batch, m.input}, rng, 1.0f)}};
   if (m.sequence_lens) {
-    std::vector<int32_t> lens;
-    for (int64_t b = 0; b < m.batch; ++b) lens.push_back(static_cast<int32_t>(m.seq - b % m.seq));
+    std::vector<int32_t> lens = m.lens;
+    for (int64_t b = static_cast<int64_t>(lens.size()); b < m.batch; ++b) {
+      lens.push_back(static_cast<int32_t>(m.seq - b % m.seq));
+    }
     inputs.push_back({"lens", Tensor::FromVector<int32_t>({m.batch}, lens)});
   }
   if (m.initial_states) {
@@ -223,6 +226,18 @@ TEST_F(RnnOrtTest, GruAndRnnOtherActivations) {
   rnn.attributes = {Attribute::Strings("activations", {"ThresholdedRelu", "Relu"}),
                     Attribute::Floats("activation_alpha", {0.1f})};
   ExpectModelMatchesOrt(*this, rnn, "rnn_acts", 2321);
+}
+
+// A row of length 0 runs no step: Y and its Y_h (and Y_c) are zero, as in ONNX Runtime.
+TEST_F(RnnOrtTest, ZeroLengthRow) {
+  uint32_t seed = 2325;
+  for (const char* op : {"LSTM", "GRU", "RNN"}) {
+    RnnModel m{.op = op, .seq = 4, .batch = 3, .input = 3, .hidden = 5};
+    m.direction = "bidirectional";
+    m.sequence_lens = m.initial_states = true;
+    m.lens = {4, 0, 2};
+    ExpectModelMatchesOrt(*this, m, std::string("zero_len_") + op, seed++);
+  }
 }
 
 TEST(RnnBenchModels, ExportWhenAsked) {

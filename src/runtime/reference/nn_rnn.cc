@@ -268,6 +268,11 @@ StatusOr<std::vector<Tensor>> RunRecurrent(const KernelArgs& args, const CellSpe
         std::swap(c, c_next);
         std::copy(h.begin(), h.end(), &y[((t * p.directions + dir) * p.batch + b) * h_size]);
       }
+      // A row that runs no step has zero final states, as in ONNX Runtime.
+      if (len == 0) {
+        std::fill(h.begin(), h.end(), 0.0);
+        std::fill(c.begin(), c.end(), 0.0);
+      }
       std::copy(h.begin(), h.end(), &y_h[state]);
       if (spec.has_cell_state) std::copy(c.begin(), c.end(), &y_c[state]);
     }

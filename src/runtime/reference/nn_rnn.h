@@ -12,7 +12,7 @@
 //     states [batch, dirs, hidden];
 //   - sequence_lens [batch]: a row runs its first len steps (the reverse direction from
 //     step len-1 down to 0); Y is zero past len; Y_h / Y_c hold the state after the last
-//     step the row ran (the initial state when len is 0);
+//     step the row ran (zeros when len is 0, as ONNX Runtime gives);
 //   - activations / activation_alpha / activation_beta: names case-insensitive, the alpha
 //     and beta lists consumed in order by the functions that take them (defaults otherwise),
 //     as ONNX Runtime reads them;
