@@ -15,6 +15,9 @@
 #include "ir/onnx_io.h"
 
 namespace qtune {
+
+void WriteOpFamilyCorpus(const std::string& dir);  // make_corpus_ops.cc
+
 namespace {
 
 using ir::Attribute;
@@ -233,6 +236,7 @@ int main(int argc, char** argv) {
   qtune::CompressUnique(dir);
   qtune::DataDependentReshape(dir);
   qtune::CropCol2Im(dir);
+  qtune::WriteOpFamilyCorpus(dir);
   qtune::Npy(dir);
   return 0;
 }
