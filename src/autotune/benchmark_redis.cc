@@ -354,9 +354,16 @@ StatusOr<int> RedisBenchmark::CollectResults(std::map<std::string, InFlight>& jo
         continue;
       }
       if (!required_machine_.empty() && result->machine != required_machine_) {
-        QTUNE_LOG_WARNING("redis: ignoring the result of worker '{}' (machine {})", result->worker,
-                          result->machine);
-        continue;
+        // A worker of another machine never measures our jobs; it answers only to say that
+        // none could take one (moved to the dead-letter stream, job_requeue.h): a failure,
+        // not a latency, so its machine does not matter.
+        if (result->measurement.failure != FailureKind::kConnection) {
+          QTUNE_LOG_WARNING("redis: ignoring the result of worker '{}' (machine {})",
+                            result->worker, result->machine);
+          continue;
+        }
+        QTUNE_LOG_WARNING("redis: worker '{}' gave up on job {}: {}", result->worker,
+                          result->job_id, result->measurement.detail);
       }
       NoteResult(*result);
       on_done(it->second.index, std::move(result->measurement));

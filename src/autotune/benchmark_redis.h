@@ -11,6 +11,8 @@
 //   no result within timeout_s + queue_wait_s after the batch's   kTimeout (job withdrawn)
 //     last result (or its start): the queue stopped moving
 //   Redis unreachable until then, or no live worker left         kConnection
+//   no live worker serves the job's machine (a worker moved it     kConnection, with a
+//     to the dead-letter stream, job_requeue.h)                    warning naming both
 // After a lost connection the client reconnects with backoff and submits the jobs still in
 // flight again (a restarted Redis may have lost them); the first result for a job id wins.
 //

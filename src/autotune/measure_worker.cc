@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/float_convert.h"
+#include "core/tensor_limits.h"
 #include "ir/onnx_io.h"
 #include "runtime/benchmark.h"
 #include "runtime/session.h"
@@ -152,6 +153,13 @@ StatusOr<Sizes> ResolveSizes(const ir::Graph& graph, const Sizes& shapes, const 
                                   "; give them in the benchmark's input sizes");
     }
     resolved[input->name()] = shape->sizes();
+  }
+  // The limits the CLI applies to --shape, before a plan is compiled for absurd sizes.
+  for (const ir::Value* input : graph.inputs()) {
+    if (Status s = CheckTensorSize(input->dtype(), resolved[input->name()]); !s.ok()) {
+      return InvalidArgumentError("input '" + input->name() + "' of '" + path +
+                                  "': " + s.message() + "; give smaller input sizes");
+    }
   }
   return resolved;
 }

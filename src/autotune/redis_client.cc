@@ -54,14 +54,17 @@ bool ParseInt(std::string_view text, int& out) {
 std::string RedisUrl::Redacted() const {
   std::string auth;
   if (!password.empty()) auth = user + ":***@";
-  return fmt::format("redis://{}{}:{}/{}", auth, host, port, db);
+  // An IPv6 address goes in brackets, so its colons are not read as the port's.
+  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return fmt::format("redis://{}{}:{}/{}", auth, shown, port, db);
 }
 
 StatusOr<RedisUrl> ParseRedisUrl(const std::string& url) {
   constexpr std::string_view kScheme = "redis://";
   auto bad = [](const std::string& why) {
     return InvalidArgumentError("--redis: " + why +
-                                "; expected redis://[:PASSWORD@]HOST[:PORT][/DB]");
+                                "; expected redis://[:PASSWORD@]HOST[:PORT][/DB] (an IPv6 "
+                                "HOST in brackets: redis://[::1]:6379)");
   };
   if (url.rfind(kScheme, 0) != 0) return bad("the URL does not start with redis://");
   std::string rest = url.substr(kScheme.size());
@@ -81,15 +84,39 @@ StatusOr<RedisUrl> ParseRedisUrl(const std::string& url) {
       return bad("the database '" + db + "' is not a number");
     }
   }
-  if (size_t colon = rest.rfind(':');
-      colon != std::string::npos && rest.find(']') == std::string::npos) {
-    std::string port = rest.substr(colon + 1);
-    rest = rest.substr(0, colon);
-    if (!ParseInt(port, out.port) || out.port < 1 || out.port > 65535) {
-      return bad("the port '" + port + "' is not a number in 1..65535");
+  // HOST, [IPV6], then an optional :PORT.
+  std::string host, port;
+  if (!rest.empty() && rest[0] == '[') {
+    size_t close = rest.find(']');
+    if (close == std::string::npos) return bad("the IPv6 address '" + rest + "' lacks its ']'");
+    host = rest.substr(1, close - 1);
+    if (host.empty() || host.find_first_of("[]/") != std::string::npos) {
+      return bad("'" + rest.substr(0, close + 1) + "' is not an IPv6 address in brackets");
+    }
+    std::string after = rest.substr(close + 1);
+    if (!after.empty() && after[0] != ':') {
+      return bad("'" + after + "' follows the IPv6 address; expected :PORT");
+    }
+    if (!after.empty()) port = after.substr(1);
+    if (!after.empty() && port.empty()) return bad("the port after ':' is empty");
+  } else {
+    size_t colon = rest.find(':');
+    host = rest.substr(0, colon);
+    if (colon != std::string::npos) {
+      port = rest.substr(colon + 1);
+      if (port.find(':') != std::string::npos) {
+        return bad("the host '" + rest + "' holds several ':'; put an IPv6 address in brackets");
+      }
+      if (port.empty()) return bad("the port after ':' is empty");
+    }
+    if (host.find_first_of("[]") != std::string::npos) {
+      return bad("the host '" + host + "' holds a bracket outside an IPv6 address");
     }
   }
-  if (!rest.empty()) out.host = rest;
+  if (!port.empty() && (!ParseInt(port, out.port) || out.port < 1 || out.port > 65535)) {
+    return bad("the port '" + port + "' is not a number in 1..65535");
+  }
+  if (!host.empty()) out.host = host;
   return out;
 }
 

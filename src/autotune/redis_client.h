@@ -22,9 +22,10 @@ struct redisContext;
 
 namespace qtune::autotune {
 
-// redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]   (unix sockets are not supported)
+// redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]   (unix sockets are not supported); an IPv6
+// HOST is written in brackets: redis://[::1]:6379, redis://:PW@[fd00::5]/2.
 struct RedisUrl {
-  std::string host = "127.0.0.1";
+  std::string host = "127.0.0.1";  // an IPv6 address without its brackets
   int port = 6379;
   int db = 0;
   std::string user;      // empty: the default user

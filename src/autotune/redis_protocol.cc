@@ -9,6 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/shape.h"
+#include "core/tensor.h"
+
 namespace qtune::autotune {
 namespace {
 
@@ -165,6 +168,15 @@ StatusOr<Job> ParseJob(const StreamFields& fields, const RedisKeys& keys) {
         return InvalidArgumentError("field 'shapes': '" + name + "' holds a bad size");
       }
       job.shapes[name].push_back(s.get<int64_t>());
+    }
+    // The engine's limit for one tensor (core/tensor_limits.h) with the smallest element:
+    // such sizes are refused here, before a measuring child compiles a plan for them.
+    const int64_t elements = NumElements(job.shapes[name]);
+    if (elements < 0 || elements > kMaxTensorBytes) {
+      return InvalidArgumentError(fmt::format(
+          "field 'shapes': '{}' has sizes {}, more elements than the {} GiB limit of one "
+          "tensor allows",
+          name, SizesToString(job.shapes[name]), kMaxTensorBytes >> 30));
     }
   }
   ASSIGN_OR_RETURN(job.machine, Required(fields, "machine"));

@@ -8,6 +8,8 @@
 //   <p>results:<tuner>     stream of results for one tuner (its id, chosen at start)
 //   <p>worker:<name>       a worker's heartbeat: JSON {name, host, pid, version, cpu_model,
 //                          isa, threads, jobs, busy_s}, with a TTL of 3 heartbeats
+//   <p>dead                jobs no worker could take (for a machine nobody serves), with
+//                          dead_reason and dead_worker fields (autotune/job_requeue.h)
 //
 // Job fields:    v=1, job (unique id), reply (the results stream; must be under <p>),
 //                candidate, reference (sha256 hex; reference "" = none), rounds, iters,
@@ -43,6 +45,8 @@ class RedisKeys {
   static StatusOr<RedisKeys> ForQueue(const std::string& queue);
   std::string prefix() const { return prefix_; }
   std::string jobs() const { return prefix_ + "jobs"; }
+  // Jobs no worker could take (job_requeue.h), with the reason: kept for the operator.
+  std::string dead() const { return prefix_ + "dead"; }
   std::string model(const std::string& sha256) const { return prefix_ + "model:" + sha256; }
   std::string results(const std::string& tuner) const { return prefix_ + "results:" + tuner; }
   std::string worker(const std::string& name) const { return prefix_ + "worker:" + name; }

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -17,12 +17,11 @@
 #include "autotune/benchmark_inprocess.h"
 #include "autotune/redis_client.h"
 #include "autotune/redis_protocol.h"
-#include "core/file_io.h"
+#include "autotune/worker_model_cache.h"
 #include "core/logging.h"
 #include "core/sha256.h"
 
 namespace qtune::autotune {
-namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -73,7 +72,11 @@ class Worker {
   Status Handle(const StreamEntry& entry);
   StatusOr<Measurement> MeasureJob(const Job& job);
   StatusOr<std::string> FetchModel(const std::string& sha256);
-  void PruneCache(const std::set<std::string>& keep);
+  // A job for another machine: back on the stream, or to the dead-letter stream
+  // (job_requeue.h).
+  Status PutBack(const StreamEntry& entry, const Job& job);
+  // Whether a live worker's heartbeat announces `machine`.
+  StatusOr<bool> MachineServed(const std::string& machine);
   StatusOr<Benchmark*> BenchmarkFor(const Job& job);
   Status Answer(const std::string& reply, const JobResult& result);
   Status Done(const std::string& entry_id);
@@ -86,6 +89,7 @@ class Worker {
   MachineInfo machine_;
   SharedState shared_;
   std::atomic<bool> stop_heartbeat_{false};
+  std::optional<WorkerModelCache> cache_;  // opened by Run()
   std::unique_ptr<Benchmark> benchmark_;
   std::string benchmark_key_;
 };
@@ -184,19 +188,7 @@ Status Worker::Handle(const StreamEntry& entry) {
     return Done(entry.id);
   }
   if (!job->machine.empty() && job->machine != machine_.Fingerprint()) {
-    QTUNE_LOG_INFO(
-        "worker {}: job {} is for another machine ({}); this one is {}; putting it "
-        "back for the others",
-        name_, job->id, job->machine, machine_.Fingerprint());
-    std::vector<std::string> argv = {"XADD", keys_.jobs(), "*"};
-    for (const auto& [f, v] : entry.fields) {
-      argv.push_back(f);
-      argv.push_back(v);
-    }
-    ASSIGN_OR_RETURN(RedisReply id, client_.Command(argv));
-    RETURN_IF_ERROR(Done(entry.id));
-    std::this_thread::sleep_for(std::chrono::seconds(1));  // let a matching worker take it
-    return Status::Ok();
+    return PutBack(entry, *job);
   }
   {
     std::lock_guard<std::mutex> lock(shared_.mutex);
@@ -227,13 +219,70 @@ Status Worker::Handle(const StreamEntry& entry) {
   return Status::Ok();
 }
 
-StatusOr<std::string> Worker::FetchModel(const std::string& sha256) {
-  const fs::path path = fs::path(options_.cache_dir) / (sha256 + ".onnx");
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
-    return path.string();
+StatusOr<bool> Worker::MachineServed(const std::string& machine) {
+  std::string cursor = "0";
+  do {
+    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SCAN", cursor, "MATCH", keys_.worker_pattern(),
+                                                    "COUNT", "1000"}));
+    if (!r.is_array() || r.elements.size() != 2 || !r.elements[1].is_array()) {
+      return InternalError("Redis answered SCAN with something that is not [cursor, keys]");
+    }
+    cursor = r.elements[0].str;
+    for (const RedisReply& key : r.elements[1].elements) {
+      ASSIGN_OR_RETURN(RedisReply value, client_.Command({"GET", key.str}));
+      if (!value.is_string()) continue;  // expired meanwhile
+      StatusOr<WorkerHeartbeat> h = ParseHeartbeat(value.str);
+      if (h.ok() && h->machine.Fingerprint() == machine) return true;
+    }
+  } while (cursor != "0");
+  return false;
+}
+
+Status Worker::PutBack(const StreamEntry& entry, const Job& job) {
+  ASSIGN_OR_RETURN(bool served, MachineServed(job.machine));
+  ASSIGN_OR_RETURN(RedisReply time, client_.Command({"TIME"}));
+  if (!time.is_array() || time.elements.size() != 2) {
+    return InternalError("Redis answered TIME with something that is not [seconds, micros]");
   }
+  const int64_t now_ms = std::atoll(time.elements[0].str.c_str()) * 1000 +
+                         std::atoll(time.elements[1].str.c_str()) / 1000;
+  const RequeueDecision d = DecideRequeue(ReadRequeueState(entry.fields), now_ms, served, job.id,
+                                          job.machine, options_.requeue);
+  if (d.dead_letter) {
+    QTUNE_LOG_WARNING("worker {}: moving job {} to {}: {}", name_, job.id, keys_.dead(), d.reason);
+    std::vector<std::string> argv = {"XADD", keys_.dead(), "MAXLEN", "~", "10000", "*"};
+    for (const auto& [f, v] : entry.fields) {
+      argv.push_back(f);
+      argv.push_back(v);
+    }
+    for (const std::string& extra :
+         {std::string("dead_worker"), name_, std::string("dead_reason"), d.reason}) {
+      argv.push_back(extra);
+    }
+    ASSIGN_OR_RETURN(RedisReply id, client_.Command(argv));
+    JobResult r{job.id, name_, machine_.Fingerprint(), Failure(FailureKind::kConnection, d.reason)};
+    RETURN_IF_ERROR(Answer(job.reply, r));
+    return Done(entry.id);
+  }
+  QTUNE_LOG_INFO(
+      "worker {}: job {} is for another machine ({}); this one is {}; putting it back for the "
+      "others ({} time{}{})",
+      name_, job.id, job.machine, machine_.Fingerprint(), d.next.requeues,
+      d.next.requeues == 1 ? "" : "s", served ? "" : "; no live worker announces that machine");
+  std::vector<std::string> argv = {"XADD", keys_.jobs(), "*"};
+  for (const auto& [f, v] : RequeuedFields(entry.fields, d.next)) {
+    argv.push_back(f);
+    argv.push_back(v);
+  }
+  ASSIGN_OR_RETURN(RedisReply id, client_.Command(argv));
+  RETURN_IF_ERROR(Done(entry.id));
+  // Let a worker of that machine take it; when none is alive there is nobody to wait for.
+  std::this_thread::sleep_for(std::chrono::milliseconds(served ? 1000 : 100));
+  return Status::Ok();
+}
+
+StatusOr<std::string> Worker::FetchModel(const std::string& sha256) {
+  if (std::optional<std::string> cached = cache_->Lookup(sha256)) return *cached;
   ASSIGN_OR_RETURN(RedisReply r, client_.Command({"GET", keys_.model(sha256)}));
   if (!r.is_string()) {
     return NotFoundError("model " + sha256 + " is not in Redis (expired, or never uploaded)");
@@ -243,21 +292,7 @@ StatusOr<std::string> Worker::FetchModel(const std::string& sha256) {
         "the {} bytes stored for model {} do not have that SHA-256 (truncated or overwritten)",
         r.str.size(), sha256));
   }
-  RETURN_IF_ERROR(WriteFileAtomic(path.string(), r.str));
-  return path.string();
-}
-
-void Worker::PruneCache(const std::set<std::string>& keep) {
-  std::vector<std::pair<fs::file_time_type, fs::path>> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(options_.cache_dir, ec)) {
-    if (e.path().extension() == ".onnx" && !keep.count(e.path().string())) {
-      files.emplace_back(e.last_write_time(ec), e.path());
-    }
-  }
-  if (files.size() <= kCachedModels) return;
-  std::sort(files.begin(), files.end());
-  for (size_t i = 0; i + kCachedModels < files.size(); ++i) fs::remove(files[i].second, ec);
+  return cache_->Store(sha256, r.str);
 }
 
 StatusOr<Benchmark*> Worker::BenchmarkFor(const Job& job) {
@@ -311,19 +346,15 @@ StatusOr<Measurement> Worker::MeasureJob(const Job& job) {
     keep.insert(*path);
     (sha == &job.candidate_sha256 ? request.candidate_path : request.reference_path) = *path;
   }
-  PruneCache(keep);
+  cache_->Prune(keep, kCachedModels);
   StatusOr<Benchmark*> bench = BenchmarkFor(job);
   if (!bench.ok()) return Failure(FailureKind::kUnparsable, bench.status().message());
   return (*bench)->Measure(request);
 }
 
 Status Worker::Run() {
-  std::error_code ec;
-  fs::create_directories(options_.cache_dir, ec);
-  if (ec) {
-    return InvalidArgumentError("cannot create the model cache " + options_.cache_dir + ": " +
-                                ec.message());
-  }
+  ASSIGN_OR_RETURN(WorkerModelCache cache, WorkerModelCache::Open(options_.cache_dir, name_));
+  cache_.emplace(std::move(cache));
   // The first connection: a wrong password is an error; an unreachable server is waited for.
   for (std::string last;;) {
     Status s = client_.Connect();
@@ -381,7 +412,7 @@ Status RunRedisWorker(const RedisWorkerOptions& options) {
   }
   RedisWorkerOptions resolved = options;
   if (resolved.cache_dir.empty()) {
-    resolved.cache_dir = (fs::temp_directory_path() / ("qtune-worker-" + name)).string();
+    ASSIGN_OR_RETURN(resolved.cache_dir, DefaultWorkerCacheDir(name));
   }
   Worker worker(resolved, keys, url, name);
   return worker.Run();

@@ -5,7 +5,9 @@
 // (XAUTOCLAIM: a worker killed mid-job loses nothing), else a new one (XREADGROUP);
 // fetch the models by SHA-256 (verified) into the cache directory; measure; post the
 // result on the job's results stream; acknowledge and delete the job. A job for another
-// machine fingerprint is put back on the stream for the others.
+// machine fingerprint is put back on the stream for the others, for a bounded time
+// (job_requeue.h): one that no live worker can take goes to the dead-letter stream
+// qtune:<queue>:dead and its tuner is answered with a `connection` failure.
 //
 // Measuring happens in a child process (the in-process back end's `qtune measure-worker`,
 // or the --benchmark-command tool), so a model that crashes or hangs the engine costs a
@@ -15,12 +17,14 @@
 // to answer). A lost Redis connection is retried with backoff; the worker outlives Redis
 // restarts. A heartbeat thread (own connection) refreshes the worker's heartbeat key and
 // renews the lease of the job being measured, so a slow job is not reclaimed from a live
-// worker.
+// worker. Models are kept in a private cache folder and hashed again on every use
+// (worker_model_cache.h).
 #pragma once
 
 #include <atomic>
 #include <string>
 
+#include "autotune/job_requeue.h"
 #include "core/status.h"
 
 namespace qtune::autotune {
@@ -32,11 +36,12 @@ struct RedisWorkerOptions {
   int threads = 1;                // measuring threads (announced in the heartbeat)
   double lease_s = 30;            // a job pending this long on a silent worker is reclaimed
   double heartbeat_s = 2;         // heartbeat period; the key expires after 3 periods
-  std::string cache_dir;          // models by SHA-256; empty: a directory under /tmp
+  std::string cache_dir;          // models by SHA-256; empty: DefaultWorkerCacheDir(name)
   std::string worker_executable;  // the qtune binary (for `qtune measure-worker`)
   std::string benchmark_command;  // when set: measure with this command ({model}) instead
   std::string latency_regex;      // for benchmark_command; empty: the default
   int max_jobs = 0;               // > 0: stop after answering this many jobs
+  RequeuePolicy requeue;          // how long a job for another machine is put back
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler) to stop
 };
 

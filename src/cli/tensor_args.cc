@@ -4,6 +4,7 @@
 
 #include "core/npy.h"
 #include "core/npz.h"
+#include "core/tensor_limits.h"
 
 namespace qtune::cli {
 
@@ -108,6 +109,14 @@ StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputSizes(
                                   "; give them with --shape " + input->name() + "=...");
     }
     sizes[input->name()] = shape->sizes();
+  }
+  // Before anything is compiled for them: a plan for absurd sizes may fail worse than an
+  // allocation (a dimension of 2^32 crashed with SIGFPE).
+  for (const ir::Value* input : graph.inputs()) {
+    if (Status s = CheckTensorSize(input->dtype(), sizes[input->name()]); !s.ok()) {
+      return InvalidArgumentError("input '" + input->name() + "': " + s.message() +
+                                  "; give smaller sizes with --shape " + input->name() + "=...");
+    }
   }
   return sizes;
 }

@@ -59,11 +59,22 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   cmd->add_option("--cache-dir", o->cache_dir,
-                  "Where models are kept by SHA-256 (default: a folder under /tmp)");
+                  "Where models are kept by SHA-256; must be private to this user (default: "
+                  "$XDG_CACHE_HOME/qtune/worker-NAME or ~/.cache/qtune/worker-NAME)");
   cmd->add_option("--benchmark-command", o->benchmark_command,
                   "Measure with this command ({model}) instead of qtune's engine");
   cmd->add_option("--latency-regex", o->latency_regex,
                   "With --benchmark-command: regex whose first group is the latency in ms");
+  cmd->add_option("--dead-letter-after", o->requeue.unserved_grace_s,
+                  "Seconds a job for a machine no live worker serves is put back before it "
+                  "goes to the dead-letter stream")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--max-requeues", o->requeue.max_requeues,
+                  "Times a job for another machine is put back before it goes to the "
+                  "dead-letter stream")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
   cmd->add_option("--max-jobs", o->max_jobs, "Stop after answering this many jobs (0: never)")
       ->check(CLI::Range(0, 1 << 30));
   cmd->callback([o, exit_code] { *exit_code = ServeWorker(*o); });

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
 #include "core/shape.h"
+#include "core/tensor_limits.h"
 
 namespace qtune {
 namespace {
@@ -18,21 +20,28 @@ struct AlignedDelete {
 
 }  // namespace
 
+Status CheckTensorSize(DataType dtype, const std::vector<int64_t>& sizes) {
+  const int64_t n = NumElements(sizes);  // -1 for a negative size or an int64 overflow
+  bool negative = false;
+  for (int64_t s : sizes) negative = negative || s < 0;
+  if (negative) return InvalidArgumentError("invalid tensor sizes " + SizesToString(sizes));
+  const int64_t elem = std::max<int64_t>(1, static_cast<int64_t>(DataTypeSize(dtype)));
+  if (n < 0 || n > kMaxTensorBytes / elem) {
+    return ResourceExhaustedError("tensor of " + SizesToString(sizes) + " " +
+                                  std::string(DataTypeName(dtype)) + " exceeds the " +
+                                  std::to_string(kMaxTensorBytes >> 30) + " GiB limit");
+  }
+  return Status::Ok();
+}
+
 StatusOr<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> sizes) {
   if (!IsStorableDataType(dtype)) {
     return UnimplementedError("tensors of type " + std::string(DataTypeName(dtype)) +
                               " are not supported");
   }
-  int64_t n = NumElements(sizes);
-  if (n < 0) {
-    return InvalidArgumentError("invalid tensor sizes " + SizesToString(sizes));
-  }
-  int64_t elem = static_cast<int64_t>(DataTypeSize(dtype));
-  if (n > kMaxTensorBytes / elem) {
-    return ResourceExhaustedError("tensor of " + SizesToString(sizes) + " " +
-                                  std::string(DataTypeName(dtype)) + " exceeds the " +
-                                  std::to_string(kMaxTensorBytes >> 30) + " GiB limit");
-  }
+  RETURN_IF_ERROR(CheckTensorSize(dtype, sizes));
+  const int64_t n = NumElements(sizes);
+  const int64_t elem = static_cast<int64_t>(DataTypeSize(dtype));
   Tensor t;
   t.dtype_ = dtype;
   t.sizes_ = std::move(sizes);

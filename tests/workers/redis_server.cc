@@ -36,16 +36,29 @@ int FreeLoopbackPort() {
   return port;
 }
 
+bool HasIpv6Loopback() {
+  int fd = socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_addr = in6addr_loopback;
+  addr.sin6_port = 0;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
 StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::string& dir,
-                                                          const std::string& password) {
-  std::unique_ptr<RedisServer> server(new RedisServer(dir, password, FreeLoopbackPort()));
+                                                          const std::string& password,
+                                                          const std::string& bind) {
+  std::unique_ptr<RedisServer> server(new RedisServer(dir, password, bind, FreeLoopbackPort()));
   RETURN_IF_ERROR(server->Launch());
   return server;
 }
 
 Status RedisServer::Launch() {
   std::vector<std::string> argv = {
-      "redis-server", "--port",    std::to_string(port_), "--bind", "127.0.0.1",
+      "redis-server", "--port",    std::to_string(port_), "--bind", bind_,
       "--save",       "",          "--appendonly",        "no",     "--dir",
       dir_,           "--logfile", dir_ + "/redis.log"};
   if (!password_.empty()) {
@@ -80,8 +93,9 @@ void RedisServer::Stop() {
 }
 
 std::string RedisServer::Url() const {
-  return "redis://" + (password_.empty() ? std::string() : ":" + password_ + "@") +
-         "127.0.0.1:" + std::to_string(port_) + "/0";
+  const std::string host = bind_.find(':') != std::string::npos ? "[" + bind_ + "]" : bind_;
+  return "redis://" + (password_.empty() ? std::string() : ":" + password_ + "@") + host + ":" +
+         std::to_string(port_) + "/0";
 }
 
 StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::string& args,
