@@ -9,6 +9,7 @@
 #include "autotune/benchmark_command.h"
 #include "autotune/benchmark_inprocess.h"
 #include "autotune/benchmark_redis.h"
+#include "autotune/calib_digest.h"
 #include "autotune/import_qdq.h"
 #include "autotune/measurer.h"
 #include "autotune/pattern.h"
@@ -36,10 +37,25 @@ namespace {
 using InputSizes = std::map<std::string, std::vector<int64_t>>;
 
 nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
-                             const std::string& import_sha) {
+                             const RunInputs& in) {
+// What a measurement depends on besides the flags: found while the run starts.
+struct RunInputs {
+  std::string import_sha;       // of --import-qdq; empty without
+  std::string recipe_sha;       // of the recipe file; empty for a preset name
+  nlohmann::json calib_sha256;  // CalibrationDigests() of --calib
+  InputSizes input_sizes;       // the sizes measured
+  std::string machine;          // the measuring machine's fingerprint
+};
+
+// Every option and input that changes a measurement or the search's path: the state log's
+// header (docs/formats/autotune-state.md). --timeout, --retries and --parallel do not.
   return {{"recipe", o.recipe},
           {"calib", o.calib_specs},
           {"preprocess", o.preprocess},
+          {"recipe_sha256", in.recipe_sha},
+          {"calib_sha256", in.calib_sha256},
+          {"input_sizes", in.input_sizes},
+          {"machine", in.machine},
           {"max_calib_samples", o.max_calib_samples},
           {"mode", o.mode},
           {"start", o.start},
@@ -54,7 +70,7 @@ nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
           {"benchmark_command", o.benchmark_command},
           {"latency_regex", o.latency_regex},
           {"shape_aware", o.shape_aware},
-          {"import_qdq_sha256", import_sha}};
+          {"import_qdq_sha256", in.import_sha}};
 }
 
 RedisBenchmarkOptions RedisOptions(const AutotuneOptions& o, const ModePreset& preset,
@@ -77,6 +93,12 @@ RedisBenchmarkOptions RedisOptions(const AutotuneOptions& o, const ModePreset& p
 Status PrecheckBenchmark(const AutotuneOptions& o) {
   if (o.benchmark != "redis") {
     if (!o.redis_url.empty()) return InvalidArgumentError("--redis needs --benchmark redis");
+  if (o.benchmark == "command" && !o.benchmark_command.empty()) {  // the template splits
+    CommandBenchmarkOptions b;
+    b.command_template = o.benchmark_command;
+    b.latency_regex = o.latency_regex;
+    ASSIGN_OR_RETURN(auto bench, CommandBenchmark::Create(b));
+  }
     return Status::Ok();
   }
   if (o.redis_url.empty()) {
@@ -132,6 +154,16 @@ StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
 
 // Sizes of one sample (batch 1, or the model's fixed batch) for measuring.
 StatusOr<InputSizes> MeasureSizes(const ir::Graph& graph, quant::CalibrationSource& source) {
+// The fingerprint of the machine whose latencies the run compares: this one for the
+// in-process and command back ends (a command may reach another machine; that is the
+// command's business), the workers' for redis.
+std::string MeasuringMachine(const AutotuneOptions& o, const Benchmark& benchmark) {
+  if (const auto* redis = dynamic_cast<const RedisBenchmark*>(&benchmark)) {
+    return redis->required_machine().empty() ? "mixed workers" : redis->required_machine();
+  }
+  return ThisMachine(o.threads).Fingerprint();
+}
+
   ASSIGN_OR_RETURN(auto batch, source.Batch(0, quant::FixedBatchSize(graph).value_or(1)));
   InputSizes sizes;
   for (const auto& [name, tensor] : batch) sizes[name] = tensor.sizes();
@@ -186,10 +218,13 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     return InvalidArgumentError("cannot create --work-dir " + o.work_dir + ": " + ec.message());
   RETURN_IF_ERROR(PrecheckBenchmark(o));
 
-  // 1. The rule-based plan, calibrated (the `qtune quantize` flow without export).
+  // 1. The rule-based plan, calibrated (the `qtune quantize` flow without export). The
+  // data is identified by content before it is read.
   ASSIGN_OR_RETURN(std::string model_sha, Sha256File(o.model_path));
   ASSIGN_OR_RETURN(auto model, ir::LoadModel(o.model_path));
   quant::QuantizeModelOptions q;
+  RunInputs in;
+  ASSIGN_OR_RETURN(in.calib_sha256, CalibrationDigests(o.calib_specs));
   q.recipe = o.recipe;
   q.calib_specs = o.calib_specs;
   q.preprocess = o.preprocess;
@@ -244,9 +279,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   if (!o.pattern_cache.empty()) {
     ASSIGN_OR_RETURN(search.seeds, LoadPatternCache(o.pattern_cache));
   }
-  std::string import_sha;
   if (!o.import_qdq.empty()) {
-    ASSIGN_OR_RETURN(import_sha, Sha256File(o.import_qdq));
+    ASSIGN_OR_RETURN(in.import_sha, Sha256File(o.import_qdq));
     ASSIGN_OR_RETURN(PatternSeeds imported, ImportQdqSeeds(o.import_qdq, patterns));
     for (auto& [sig, schemes] : imported) {
       auto& list = search.seeds[sig];
@@ -254,11 +288,18 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     }
   }
 
-  // 4. The state log, the measuring back end.
+  // 4. The measuring back end, and the state log: its header holds everything a
+  // measurement depends on, so a log of other data, sizes or machine is never replayed.
+  ASSIGN_OR_RETURN(auto benchmark, MakeBenchmark(o, preset, sizes));
+  if (std::error_code file_ec; fs::is_regular_file(o.recipe, file_ec)) {
+    ASSIGN_OR_RETURN(in.recipe_sha, Sha256File(o.recipe));
+  }
+  in.input_sizes = sizes;
+  in.machine = MeasuringMachine(o, *benchmark);
   StateHeader header;
   header.qtune_version = "0.1.0";
   header.model_sha256 = model_sha;
-  header.options = ResultOptions(o, preset, import_sha);
+  header.options = ResultOptions(o, preset, in);
   std::vector<std::string> warnings;
   const std::string log_path = (fs::path(o.work_dir) / "state.jsonl").string();
   auto log = StateLog::Open(log_path, header, OpenOptions{o.force_new}, &warnings);
@@ -271,7 +312,6 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     QTUNE_LOG_INFO("autotune: warm restart: {} measurements in {}", (*log)->replayed().size(),
                    log_path);
   }
-  ASSIGN_OR_RETURN(auto benchmark, MakeBenchmark(o, preset, sizes));
   if (o.parallel < 1) return InvalidArgumentError("--parallel must be at least 1");
   // Two measurements at once on one machine would disturb each other: only workers (one
   // measurement each) measure in parallel.

@@ -114,7 +114,8 @@ Json HeaderToJson(const StateHeader& header) {
               {"qtune_version", header.qtune_version},
               {"model_sha256", header.model_sha256},
               {"options", header.options},
-              {"options_fingerprint", header.OptionsFingerprint()}};
+              {"options_fingerprint", header.OptionsFingerprint()},
+              {"header_id", header.Id()}};
 }
 
 // The header as read back; `fingerprint` is the stored options_fingerprint.
@@ -131,6 +132,13 @@ StatusOr<StoredHeader> HeaderFromJson(const Json& json) {
   auto version = json.find("format_version");
   if (version == json.end() || !version->is_number_integer() || version->get<int64_t>() < 1) {
     return FieldError("format_version", "a positive integer");
+  if (version->get<int64_t>() < kStateLogFormatVersion) {
+    return FailedPreconditionError(fmt::format(
+        "it has format version {}, from an older qtune whose records do not name the header "
+        "they belong to (a record copied from another run would be replayed); finish it with "
+        "the qtune that wrote it",
+        version->get<int64_t>()));
+  }
   }
   if (version->get<int64_t>() > kStateLogFormatVersion) {
     return FailedPreconditionError(fmt::format(
@@ -148,12 +156,9 @@ StatusOr<StoredHeader> HeaderFromJson(const Json& json) {
   return stored;
 }
 
-// "threads: log 4, this run 8; seed: ..." for the options that differ.
-std::string OptionsDiff(const Json& logged, const Json& now) {
-  if (!logged.is_object() || !now.is_object()) {
-    return fmt::format("log {}, this run {}", Dump(logged), Dump(now));
-  }
-  std::string diff;
+// "threads: log 4, this run 8; seed: ..." for the options that differ. Objects on both
+// sides are compared key by key: "calib_sha256 'calib.npy': log \"9f..\", this run \"c2..\"".
+void DiffInto(const Json& logged, const Json& now, const std::string& prefix, std::string* diff) {
   auto describe = [](const Json& object, const std::string& key) {
     auto it = object.find(key);
     return it == object.end() ? std::string("(absent)") : Dump(*it);
@@ -163,8 +168,23 @@ std::string OptionsDiff(const Json& logged, const Json& now) {
   for (const auto& [key, value] : now.items()) keys[key] = true;
   for (const auto& [key, unused] : keys.items()) {
     if (logged.contains(key) && now.contains(key) && logged[key] == now[key]) continue;
-    if (!diff.empty()) diff += "; ";
-    diff += fmt::format("{}: log {}, this run {}", key, describe(logged, key), describe(now, key));
+    const std::string name = prefix.empty() ? key : prefix + " '" + key + "'";
+    if (logged.contains(key) && now.contains(key) && logged[key].is_object() &&
+        now[key].is_object()) {
+      DiffInto(logged[key], now[key], name, diff);
+      continue;
+    }
+    if (!diff->empty()) *diff += "; ";
+    *diff +=
+        fmt::format("{}: log {}, this run {}", name, describe(logged, key), describe(now, key));
+}
+
+std::string OptionsDiff(const Json& logged, const Json& now) {
+  if (!logged.is_object() || !now.is_object()) {
+    return fmt::format("log {}, this run {}", Dump(logged), Dump(now));
+  }
+  std::string diff;
+  DiffInto(logged, now, "", &diff);
   }
   return diff.empty() ? "(same values, different fingerprint)" : diff;
 }
@@ -249,6 +269,10 @@ StatusOr<std::string> MoveAside(const std::string& path) {
 }  // namespace
 
 std::string StateHeader::OptionsFingerprint() const { return Sha256Hex(Dump(options)); }
+std::string StateHeader::Id() const {
+  return Sha256Hex(model_sha256 + " " + OptionsFingerprint()).substr(0, kChecksumDigits);
+}
+
 
 Json RecordToJson(const MeasurementRecord& record) {
   return Json{{"type", "measurement"},
@@ -261,7 +285,8 @@ Json RecordToJson(const MeasurementRecord& record) {
               {"error_kind", record.error_kind},
               {"error_detail", record.error_detail},
               {"attempts", record.attempts},
-              {"timestamp", record.timestamp}};
+              {"timestamp", record.timestamp},
+              {"header_id", record.header_id}};
 }
 
 StatusOr<MeasurementRecord> RecordFromJson(const Json& json) {
@@ -287,6 +312,7 @@ StatusOr<MeasurementRecord> RecordFromJson(const Json& json) {
     return FieldError("attempts", "a non-negative integer");
   }
   record.attempts = attempts->get<int>();
+  RETURN_IF_ERROR(GetString(json, "header_id", &record.header_id));
   RETURN_IF_ERROR(GetString(json, "timestamp", &record.timestamp));
   return record;
 }
@@ -324,7 +350,7 @@ StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
     contents.clear();
   }
 
-  std::unique_ptr<StateLog> log(new StateLog(path, owner.get()));
+  std::unique_ptr<StateLog> log(new StateLog(path, header.Id(), owner.get()));
   owner.Release();  // `log` owns it now
   auto start_afresh = [&]() -> Status {
     if (::ftruncate(log->fd_, 0) != 0) return OsError("cannot truncate state log", path, errno);
@@ -381,7 +407,7 @@ StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
   }
   StatusOr<StoredHeader> stored = HeaderFromJson(*header_json);
   if (!stored.ok()) {
-    if (stored.status().code() == StatusCode::kFailedPrecondition) {  // newer format
+    if (stored.status().code() == StatusCode::kFailedPrecondition) {  // newer or older format
       return DataLossError(fmt::format("state log '{}': {}; or {}", path, stored.status().message(),
                                        kForceNewAdvice));
     }
@@ -395,8 +421,8 @@ StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
   }
   if (stored->fingerprint != header.OptionsFingerprint()) {
     return FailedPreconditionError(fmt::format(
-        "state log '{}' was recorded with other options ({}); rerun with the same options "
-        "or {}",
+        "state log '{}' was recorded with other options or data ({}); rerun with the same "
+        "options and data or {}",
         path, OptionsDiff(stored->header.options, header.options), kForceNewAdvice));
   }
 
@@ -426,6 +452,13 @@ StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
                        record.status().message()));
       continue;
     }
+    if (record->header_id != log->header_id_) {
+      warn(fmt::format(
+          "{}:{}: record of another run skipped (header_id \"{}\", this log's is \"{}\": it was "
+          "measured for another model or with other options, e.g. copied from another log)",
+          path, i + 1, record->header_id, log->header_id_));
+      continue;
+    }
     log->replayed_.push_back(std::move(record).value());
   }
   return log;
@@ -451,6 +484,7 @@ Status StateLog::Append(MeasurementRecord record) {
     }
   }
   if (record.timestamp.empty()) record.timestamp = NowIso8601();
+  record.header_id = header_id_;
   return WriteLine(MakeLine(RecordToJson(record)));
 }
 

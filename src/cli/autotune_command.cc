@@ -8,9 +8,11 @@
 #include <memory>
 
 #include "autotune/autotune.h"
+#include "autotune/command_template.h"
 #include "autotune/report.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/output_paths.h"
 #include "cli/redis_flags.h"
 #include "core/progress.h"
 #include "report/report.h"
@@ -45,6 +47,14 @@ int Autotune(AutotuneCliOptions& o) {
     return kExitUsage;
   }
   auto report = autotune::RunAutotune(o.tune);
+  // Before calibration, which can take minutes: the command template, the work dir and
+  // -o's folder.
+  if (!o.tune.benchmark_command.empty()) {
+    auto words = autotune::SplitCommandTemplate(o.tune.benchmark_command);
+    if (!words.ok()) return ReportUsageError(words.status());
+  }
+  if (int code = CheckDirWritable("--work-dir", o.tune.work_dir); code != kExitOk) return code;
+  if (int code = CheckOutputWritable("-o", o.tune.output_path); code != kExitOk) return code;
   if (!report.ok()) return ReportAndExitCode(report.status());
   // report.html beside report.json (docs/report.md); failing to write it is a warning.
   const std::string html = o.tune.work_dir + "/report.html";

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -67,6 +68,25 @@ int CheckOutputWritable(const std::string& option, const std::string& output_pat
     return fail("the directory " + parent.string() + " is not writable (" + std::strerror(errno) +
                 "); choose another output path");
   }
+  return kExitOk;
+}
+
+int CheckDirWritable(const std::string& option, const std::string& dir) {
+  if (dir.empty()) return kExitOk;
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "qtune: error: %s %s: %s; choose another folder\n", option.c_str(),
+                 dir.c_str(), why.c_str());
+    return kExitUsage;
+  };
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail("cannot be created (" + ec.message() + ")");
+  if (!std::filesystem::is_directory(dir, ec)) return fail("is not a directory");
+  std::string probe = (std::filesystem::path(dir) / ".qtune-write-check.XXXXXX").string();
+  int fd = ::mkstemp(probe.data());
+  if (fd < 0) return fail(std::string("is not writable (") + std::strerror(errno) + ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
   return kExitOk;
 }
 

@@ -27,4 +27,11 @@ int CheckOutputIsNotAnInput(const std::string& option, const std::string& output
 // kExitUsage. Creates nothing. An empty output_path (nothing written) is OK.
 int CheckOutputWritable(const std::string& option, const std::string& output_path);
 
+// Checks, before any work, that the folder `dir` (the value of `option`, e.g.
+// "--work-dir") can be written: creates it (and its parents) when missing, then creates
+// and removes a probe file in it, so the check holds for root too (a read-only file
+// system, a parent that is a regular file). Returns kExitOk, or prints "qtune: error:
+// OPTION DIR: ..." saying what to do and returns kExitUsage. An empty `dir` is OK.
+int CheckDirWritable(const std::string& option, const std::string& dir);
+
 }  // namespace qtune::cli

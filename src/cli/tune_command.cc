@@ -47,6 +47,8 @@ int TuneModel(TuneCliOptions& o) {
     return code;
   }
   o.tune.worker_executable = SelfExecutable();
+  // Before calibration and measuring: the checkpoint, its .sha256 and report go there.
+  if (int code = CheckOutputWritable("-o", o.output_path); code != kExitOk) return code;
   if (o.json) SetProgressEnabled(false);
   o.tune.show_progress = !o.json;
   auto model = ir::LoadModel(o.model_path);

@@ -49,6 +49,7 @@ MeasurementRecord TestRecord(int i) {
   }
   record.attempts = 1 + i % 2;
   record.timestamp = "2026-06-15T03:31:40.123Z";
+  record.header_id = TestHeader().Id();  // as Append() writes it into a TestHeader() log
   return record;
 }
 
@@ -63,6 +64,7 @@ void ExpectSameRecord(const MeasurementRecord& a, const MeasurementRecord& b) {
   EXPECT_EQ(a.error_detail, b.error_detail);
   EXPECT_EQ(a.attempts, b.attempts);
   EXPECT_EQ(a.timestamp, b.timestamp);
+  EXPECT_EQ(a.header_id, b.header_id);
 }
 
 std::string ReadText(const std::string& path) {
@@ -315,7 +317,7 @@ TEST_F(StateLogTest, ForceNewAlsoMovesAnUnreadableFileAside) {
 
 TEST_F(StateLogTest, NewerFormatVersionIsRefused) {
   nlohmann::json header = {{"type", "header"},
-                           {"format_version", 2},
+                           {"format_version", kStateLogFormatVersion + 1},
                            {"qtune_version", "9.0"},
                            {"model_sha256", std::string(64, 'a')},
                            {"options", nlohmann::json::object()},
@@ -324,13 +326,86 @@ TEST_F(StateLogTest, NewerFormatVersionIsRefused) {
   auto log = StateLog::Open(path_, TestHeader(), {}, &warnings_);
   ASSERT_FALSE(log.ok());
   EXPECT_EQ(log.status().code(), StatusCode::kDataLoss);
-  EXPECT_THAT(log.status().message(), HasSubstr("format version 2, newer"));
+  EXPECT_THAT(log.status().message(), HasSubstr("format version 3, newer"));
   EXPECT_THAT(log.status().message(), HasSubstr("--force-new starts over"));
   // Also when a newer format changed the checksum rule.
   WriteText(path_, "sha3:0123456789 " + header.dump() + "\n");
   log = StateLog::Open(path_, TestHeader(), {}, &warnings_);
   EXPECT_EQ(log.status().code(), StatusCode::kDataLoss);
-  EXPECT_THAT(log.status().message(), HasSubstr("format version 2, newer"));
+  EXPECT_THAT(log.status().message(), HasSubstr("format version 3, newer"));
+}
+
+// Issue 24 item 10: a record is bound to its header. Two logs of the same model, one
+// written with --threads 2 and one with --threads 1; a record of the first appended to the
+// second (each line is whole and its checksum holds) must not be replayed as a measurement
+// of this run.
+TEST_F(StateLogTest, RecordOfAnotherRunIsSkippedNotReplayed) {
+  StateHeader two_threads = TestHeader();
+  two_threads.options["threads"] = 2;
+  StateHeader one_thread = TestHeader();
+  one_thread.options["threads"] = 1;
+  ASSERT_NE(two_threads.Id(), one_thread.Id());
+  const std::string other_path = dir_ + "/threads2.state";
+  {
+    auto other = StateLog::Open(other_path, two_threads, {}, &warnings_);
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    ASSERT_TRUE((*other)->Append(TestRecord(1)).ok());
+  }
+  {
+    auto log = OpenOk(one_thread);
+    ASSERT_TRUE(log->Append(TestRecord(0)).ok());
+  }
+  const std::string other_text = ReadText(other_path);
+  const std::string foreign_record = other_text.substr(other_text.find('\n') + 1);
+  std::ofstream(path_, std::ios::app) << foreign_record;
+  // The whole foreign log appended (its header is skipped as a damaged record) too.
+  std::ofstream(path_, std::ios::app) << other_text;
+  auto log = OpenOk(one_thread);
+  ASSERT_THAT(log->replayed(), SizeIs(1));
+  EXPECT_EQ(log->replayed()[0].key, TestRecord(0).key);
+  ASSERT_THAT(warnings_, SizeIs(3));
+  EXPECT_THAT(warnings_[0], HasSubstr(path_ + ":3: record of another run skipped"));
+  EXPECT_THAT(warnings_[0], HasSubstr(two_threads.Id()));
+  EXPECT_THAT(warnings_[1], HasSubstr(":4: damaged record skipped"));
+  EXPECT_THAT(warnings_[2], HasSubstr(":5: record of another run skipped"));
+  // Records Append() writes carry the log's header id, whatever the caller put there.
+  MeasurementRecord record = TestRecord(2);
+  record.header_id = two_threads.Id();
+  ASSERT_TRUE(log->Append(record).ok());
+  log.reset();
+  ASSERT_THAT(OpenOk(one_thread)->replayed(), SizeIs(2));
+}
+
+TEST_F(StateLogTest, FormatVersion1IsRefusedWithForceNewAdvice) {
+  nlohmann::json header = {{"type", "header"},
+                           {"format_version", 1},
+                           {"qtune_version", "0.1.0"},
+                           {"model_sha256", TestHeader().model_sha256},
+                           {"options", TestHeader().options},
+                           {"options_fingerprint", TestHeader().OptionsFingerprint()}};
+  WriteText(path_, Line(header.dump()));
+  auto log = StateLog::Open(path_, TestHeader(), {}, &warnings_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(log.status().message(), HasSubstr("format version 1, from an older qtune"));
+  EXPECT_THAT(log.status().message(), HasSubstr("--force-new starts over"));
+  EXPECT_THAT(OpenOk(TestHeader(), {.force_new = true})->replayed(), ::testing::IsEmpty());
+}
+
+TEST_F(StateLogTest, OtherCalibrationDataIsRefusedNamingTheFile) {
+  StateHeader before = TestHeader();
+  before.options["calib_sha256"] = {{"calib.npy", std::string(64, '1')},
+                                    {"other.npy", std::string(64, '3')}};
+  { OpenOk(before); }
+  StateHeader after = before;
+  after.options["calib_sha256"]["calib.npy"] = std::string(64, '2');
+  auto log = StateLog::Open(path_, after, {}, &warnings_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(log.status().message(),
+              HasSubstr("calib_sha256 'calib.npy': log \"" + std::string(64, '1') +
+                        "\", this run \"" + std::string(64, '2') + "\""));
+  EXPECT_THAT(log.status().message(), ::testing::Not(HasSubstr("other.npy")));
 }
 
 TEST_F(StateLogTest, UnreadableHeaderIsDataLossAndLeavesTheFileAlone) {
