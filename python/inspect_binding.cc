@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/model_summary.h"
+#include "core/json_limits.h"
 #include "errors.h"
 #include "ir/onnx_io.h"
 #include "tune/checkpoint.h"
@@ -42,7 +43,7 @@ py::object Inspect(const std::string& path, bool verify) {
 }  // namespace
 
 py::object JsonToPython(const nlohmann::json& json) {
-  return py::module_::import("json").attr("loads")(json.dump());
+  return py::module_::import("json").attr("loads")(qtune::DumpJson(json));
 }
 
 void BindInspect(py::module_& module) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "calib_data.h"
+#include "core/json_limits.h"
 #include "errors.h"
 #include "ir/onnx_io.h"
 #include "quant/quantize_model.h"
@@ -53,7 +54,7 @@ py::dict Quantize(const std::string& model_path, const std::string& output_path,
     nlohmann::json json = quant::SummaryToJson(result->summary);
     json["output"] = output_path;
     json["calibration_source"] = result->calibration_source;
-    summary_text = json.dump();
+    summary_text = qtune::DumpJson(json);
   }
   return py::module_::import("json").attr("loads")(summary_text).cast<py::dict>();
 }

@@ -6,6 +6,7 @@
 
 #include "api/calib_tensors.h"
 #include "api/qtune_binary.h"
+#include "core/json_limits.h"
 #include "qtune/autotune.h"
 
 namespace qtune {
@@ -53,7 +54,7 @@ StatusOr<AutotuneResult> Autotune(const std::string& model_path, const std::stri
     result.speedup_vs_fp32 = NumberAt(*final_block, "speedup_vs_fp32");
     result.speedup_vs_rule = NumberAt(*final_block, "speedup_vs_rule");
   }
-  result.report_json = report.dump(2);
+  result.report_json = DumpJson(report, 2);
   return result;
 }
 

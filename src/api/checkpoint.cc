@@ -3,6 +3,7 @@
 #include "qtune/checkpoint.h"
 
 #include "api/session_impl.h"
+#include "core/json_limits.h"
 #include "ir/onnx_io.h"
 #include "tune/checkpoint.h"
 #include "tune/tune.h"
@@ -54,7 +55,7 @@ StatusOr<CheckpointInfo> ReadCheckpoint(const std::string& checkpoint_path,
       }
     }
   }
-  info.manifest_json = tune::ManifestToJson(manifest).dump(2);
+  info.manifest_json = DumpJson(tune::ManifestToJson(manifest), 2);
   return info;
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/calib_tensors.h"
+#include "core/json_limits.h"
 #include "ir/onnx_io.h"
 #include "quant/quantize_model.h"
 #include "quant/summary.h"
@@ -33,7 +34,7 @@ StatusOr<QuantizeResult> Quantize(const std::string& model_path, const std::stri
   out.quantized_layers = result.summary.quantized_layers;
   out.float_layers = result.summary.float_layers;
   out.warnings = result.summary.warnings;
-  out.summary_json = summary.dump(2);
+  out.summary_json = DumpJson(summary, 2);
   return out;
 }
 

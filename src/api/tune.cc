@@ -3,6 +3,7 @@
 
 #include "api/calib_tensors.h"
 #include "api/qtune_binary.h"
+#include "core/json_limits.h"
 #include "ir/onnx_io.h"
 #include "tune/tune.h"
 
@@ -45,7 +46,7 @@ StatusOr<TuneResult> Tune(const std::string& model_path, const std::string& chec
                            .fp32_latency_ms = row.fp32_latency_ms,
                            .chosen = row.chosen});
   }
-  result.json = tune::TuneResultToJson(tuned, model_path, checkpoint_path).dump(2);
+  result.json = DumpJson(tune::TuneResultToJson(tuned, model_path, checkpoint_path), 2);
   return result;
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
+
 namespace qtune::autotune {
 namespace {
 
@@ -35,8 +37,9 @@ std::string StringField(const nlohmann::json& reply, const char* name) {
 }
 
 Measurement ParseReply(const std::string& line, const MeasureRequest& request) {
-  nlohmann::json reply = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (reply.is_discarded() || !reply.is_object() || !reply.contains("ok")) {
+  StatusOr<nlohmann::json> parsed = ParseUntrustedJson(line, "the measure worker's reply");
+  nlohmann::json reply = parsed.ok() ? std::move(*parsed) : nlohmann::json();
+  if (!reply.is_object() || !reply.contains("ok")) {
     return Failure(FailureKind::kUnparsable,
                    "the measure worker answered '" + line.substr(0, 500) + "'");
   }
@@ -95,8 +98,7 @@ Measurement InProcessBenchmark::Measure(const MeasureRequest& request) {
                          {"shapes", shapes},
                          {"seed", options_.seed}};
   double timeout_s = request.timeout_s > 0 ? request.timeout_s : options_.timeout_s;
-  StatusOr<std::string> reply = worker_.Exchange(
-      line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), timeout_s);
+  StatusOr<std::string> reply = worker_.Exchange(DumpJson(line), timeout_s);
   if (reply.ok()) return ParseReply(*reply, request);
 
   std::string detail = reply.status().message();

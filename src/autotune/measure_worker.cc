@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/float_convert.h"
+#include "core/json_limits.h"
 #include "core/tensor_limits.h"
 #include "ir/onnx_io.h"
 #include "runtime/benchmark.h"
@@ -63,10 +64,10 @@ StatusOr<int> ReadInt(const nlohmann::json& request, const char* name, int fallb
 }
 
 StatusOr<WorkerRequest> ParseRequest(const std::string& line) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError("the request is not a JSON object");
-  }
+  StatusOr<nlohmann::json> parsed = ParseUntrustedJson(line, "the request");
+  if (!parsed.ok()) return InvalidArgumentError(parsed.status().message());
+  const nlohmann::json& j = *parsed;
+  if (!j.is_object()) return InvalidArgumentError("the request is not a JSON object");
   WorkerRequest request;
   auto candidate = j.find("candidate");
   if (candidate == j.end() || !candidate->is_string() || candidate->get<std::string>().empty()) {
@@ -314,7 +315,7 @@ int RunMeasureWorker(std::FILE* in, std::FILE* out) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     nlohmann::json reply = Handle(worker, line);
     // Replace invalid UTF-8 in messages (a file name) instead of throwing.
-    std::string text = reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string text = DumpJson(reply);
     std::fprintf(out, "%s\n", text.c_str());
     std::fflush(out);
   }

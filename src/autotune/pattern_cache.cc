@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_io.h"
+#include "core/json_limits.h"
 
 namespace qtune::autotune {
 
@@ -12,12 +13,14 @@ StatusOr<PatternSeeds> LoadPatternCache(const std::string& path) {
   PatternSeeds cache;
   if (!std::filesystem::exists(path)) return cache;
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   const auto bad = [&](const std::string& what) {
     return DataLossError(path + ": not a qtune pattern cache (" + what +
                          "); remove it or pass another --pattern-cache file");
   };
-  if (j.is_discarded() || !j.is_object()) return bad("not JSON");
+  StatusOr<nlohmann::json> parsed = ParseUntrustedJson(text, "JSON");
+  if (!parsed.ok()) return bad(parsed.status().message());
+  nlohmann::json& j = *parsed;
+  if (!j.is_object()) return bad("not a JSON object");
   if (j.value("format", "") != "qtune-pattern-cache")
     return bad("no \"format\": \"qtune-pattern-cache\"");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != 1) {
@@ -58,7 +61,7 @@ Status SavePatternCache(const std::string& path, PatternSeeds cache, const Searc
     cache[pattern.signature] = unique;
   }
   nlohmann::json j = {{"format", "qtune-pattern-cache"}, {"version", 1}, {"patterns", cache}};
-  return WriteFileAtomic(path, j.dump(2) + "\n");
+  return WriteFileAtomic(path, DumpJson(j, 2) + "\n");
 }
 
 }  // namespace qtune::autotune

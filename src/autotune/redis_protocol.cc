@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/json_limits.h"
 #include "core/shape.h"
 #include "core/tensor.h"
 
@@ -47,8 +48,10 @@ StatusOr<int64_t> IntField(const StreamFields& fields, const char* name, int64_t
 
 StatusOr<std::vector<double>> TimesField(const StreamFields& fields, const char* name) {
   ASSIGN_OR_RETURN(std::string text, Required(fields, name));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_array() || j.size() > 100000) {
+  StatusOr<nlohmann::json> parsed = ParseUntrustedJson(text, std::string("field '") + name + "'");
+  if (!parsed.ok()) return InvalidArgumentError(parsed.status().message());
+  const nlohmann::json& j = *parsed;
+  if (!j.is_array() || j.size() > 100000) {
     return InvalidArgumentError(std::string("field '") + name + "' is not a JSON array");
   }
   std::vector<double> out;
@@ -65,7 +68,7 @@ StatusOr<std::vector<double>> TimesField(const StreamFields& fields, const char*
 std::string TimesJson(const std::vector<double>& times) {
   nlohmann::json j = nlohmann::json::array();
   for (double t : times) j.push_back(t);
-  return j.dump();
+  return DumpJson(j);
 }
 
 }  // namespace
@@ -111,7 +114,7 @@ StreamFields EncodeJob(const Job& job) {
           {"warmup", std::to_string(job.warmup)},
           {"timeout_s", fmt::format("{}", job.timeout_s)},
           {"seed", std::to_string(job.seed)},
-          {"shapes", shapes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)},
+          {"shapes", DumpJson(shapes)},
           {"machine", job.machine},
           {"candidate_bf16", job.candidate_bf16 ? "1" : "0"}};
 }
@@ -155,8 +158,10 @@ StatusOr<Job> ParseJob(const StreamFields& fields, const RedisKeys& keys) {
     return InvalidArgumentError("field 'timeout_s' is not a number of seconds in (0, 86400]");
   }
   ASSIGN_OR_RETURN(std::string shapes_text, Required(fields, "shapes"));
-  nlohmann::json shapes = nlohmann::json::parse(shapes_text, nullptr, false);
-  if (shapes.is_discarded() || !shapes.is_object()) {
+  StatusOr<nlohmann::json> parsed_shapes = ParseUntrustedJson(shapes_text, "field 'shapes'");
+  if (!parsed_shapes.ok()) return InvalidArgumentError(parsed_shapes.status().message());
+  const nlohmann::json& shapes = *parsed_shapes;
+  if (!shapes.is_object()) {
     return InvalidArgumentError("field 'shapes' is not a JSON object");
   }
   for (const auto& [name, sizes] : shapes.items()) {
@@ -258,22 +263,22 @@ MachineInfo ThisMachine(int threads) {
 }
 
 std::string EncodeHeartbeat(const WorkerHeartbeat& h) {
-  return nlohmann::json{{"name", h.name},
-                        {"host", h.host},
-                        {"pid", h.pid},
-                        {"version", h.machine.version},
-                        {"cpu_model", h.machine.cpu_model},
-                        {"isa", h.machine.isa},
-                        {"threads", h.machine.threads},
-                        {"jobs", h.jobs},
-                        {"busy_s", h.busy_s}}
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return DumpJson(nlohmann::json{{"name", h.name},
+                                 {"host", h.host},
+                                 {"pid", h.pid},
+                                 {"version", h.machine.version},
+                                 {"cpu_model", h.machine.cpu_model},
+                                 {"isa", h.machine.isa},
+                                 {"threads", h.machine.threads},
+                                 {"jobs", h.jobs},
+                                 {"busy_s", h.busy_s}});
 }
 
 StatusOr<WorkerHeartbeat> ParseHeartbeat(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   auto bad = [] { return InvalidArgumentError("a worker heartbeat is not the expected JSON"); };
-  if (j.is_discarded() || !j.is_object()) return bad();
+  StatusOr<nlohmann::json> parsed = ParseUntrustedJson(text, "a worker heartbeat");
+  if (!parsed.ok() || !parsed->is_object()) return bad();
+  const nlohmann::json& j = *parsed;
   WorkerHeartbeat h;
   try {
     h.name = j.at("name").get<std::string>();

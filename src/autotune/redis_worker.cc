@@ -18,6 +18,7 @@
 #include "autotune/redis_client.h"
 #include "autotune/redis_protocol.h"
 #include "autotune/worker_model_cache.h"
+#include "core/json_limits.h"
 #include "core/logging.h"
 #include "core/sha256.h"
 
@@ -310,8 +311,7 @@ StatusOr<Benchmark*> Worker::BenchmarkFor(const Job& job) {
   nlohmann::json shapes = nlohmann::json::object();
   for (const auto& [name, sizes] : job.shapes) shapes[name] = sizes;
   const std::string key =
-      fmt::format("{} {} {} {}", job.warmup, job.iters, job.seed,
-                  shapes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::format("{} {} {} {}", job.warmup, job.iters, job.seed, DumpJson(shapes));
   if (!benchmark_ || key != benchmark_key_) {
     InProcessBenchmarkOptions b;
     b.worker_executable = options_.worker_executable;

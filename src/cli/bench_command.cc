@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/tensor_args.h"
+#include "core/json_limits.h"
 #include "ir/onnx_io.h"
 #include "runtime/benchmark.h"
 #include "runtime/session.h"
@@ -134,7 +135,7 @@ int Bench(const BenchOptions& options) {
                         {"compile_ms", compile_ms},
                         {"steps", steps},
                         {"fp8_emulated", emulated_fp8}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::printf("model    %s\nthreads  %d   iters %d (warmup %d)\n", options.model_path.c_str(),
                 threads, options.iters, options.warmup);

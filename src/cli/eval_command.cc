@@ -20,6 +20,7 @@
 #include "cli/eval.h"
 #include "cli/exit_codes.h"
 #include "cli/global_flags.h"
+#include "core/json_limits.h"
 #include "core/npy.h"
 #include "core/progress.h"
 #include "core/shape.h"
@@ -356,7 +357,7 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
       return;
     }
     if (o->json) {
-      std::printf("%s\n", report.dump(2).c_str());
+      std::printf("%s\n", DumpJson(report, 2).c_str());
     } else {
       PrintText(report);
     }

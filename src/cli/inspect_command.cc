@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/model_summary.h"
+#include "core/json_limits.h"
 #include "ir/onnx_io.h"
 #include "tune/checkpoint.h"
 
@@ -23,7 +24,7 @@ struct InspectOptions {
 std::string TextOr(const nlohmann::json& j, const char* key, const std::string& fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : DumpJson(*it);
 }
 
 int InspectCheckpoint(const InspectOptions& options) {
@@ -33,7 +34,7 @@ int InspectCheckpoint(const InspectOptions& options) {
   if (!manifest.ok()) return ReportAndExitCode(manifest.status());
   nlohmann::json j = tune::ManifestToJson(*manifest);
   if (options.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
     return kExitOk;
   }
   const nlohmann::json& t = manifest->tuning;
@@ -70,7 +71,7 @@ int RunInspect(const InspectOptions& options) {
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   ModelSummary summary = SummarizeModel(**graph, options.model_path);
   if (options.json) {
-    std::printf("%s\n", SummaryToJson(summary).dump(2).c_str());
+    std::printf("%s\n", DumpJson(SummaryToJson(summary), 2).c_str());
   } else {
     std::printf("%s", SummaryToText(summary).c_str());
   }

@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/global_flags.h"
 #include "cli/output_paths.h"
+#include "core/json_limits.h"
 #include "ir/onnx_io.h"
 #include "quant/auto_report.h"
 #include "quant/auto_settings.h"
@@ -281,7 +282,7 @@ int Quantize(const QuantizeCliOptions& cli) {
     j["calibration"] = result->calibration_source;
     j["random_calibration"] = cli.random_calibration;
     if (result->auto_report) j["auto"] = quant::AutoReportToJson(*result->auto_report);
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::printf("%s", quant::SummaryToText(result->summary).c_str());
     if (result->auto_report) {

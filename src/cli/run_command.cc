@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
 #include "cli/tensor_args.h"
+#include "core/json_limits.h"
 #include "core/npy.h"
 #include "core/npz.h"
 #include "core/shape.h"
@@ -155,7 +156,7 @@ int RunModel(RunOptions options) {
   nlohmann::json report = nlohmann::json::array();
   for (const auto& [name, t] : *outputs) report.push_back(DescribeOutput(name, t));
   if (options.json) {
-    std::printf("%s\n", report.dump(2).c_str());
+    std::printf("%s\n", DumpJson(report, 2).c_str());
   } else {
     for (const auto& o : report) {
       std::printf("%s %s [%s]", o["name"].get<std::string>().c_str(),

@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "core/json_limits.h"
+
 namespace qtune::quant {
 namespace {
 
@@ -276,11 +278,10 @@ StatusOr<QuantPlan> PlanFromJson(const json& j, const std::string& where) {
   return plan;
 }
 
-std::string PlanToJsonText(const QuantPlan& plan) { return PlanToJson(plan).dump(2) + "\n"; }
+std::string PlanToJsonText(const QuantPlan& plan) { return DumpJson(PlanToJson(plan), 2) + "\n"; }
 
 StatusOr<QuantPlan> ParsePlanJson(const std::string& text, const std::string& where) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return DataLossError(fmt::format("{}: not valid JSON", where));
+  ASSIGN_OR_RETURN(json j, ParseUntrustedJson(text, where));
   return PlanFromJson(j, where);
 }
 

@@ -25,7 +25,9 @@ struct LogMeasurement {
 
 struct AutotuneLog {
   std::vector<LogMeasurement> measurements;  // file order
-  std::vector<std::string> warnings;         // "<path>:<line>: ..." for skipped lines
+  std::vector<std::string> warnings;         // "<path>:<line>: ..." for skipped lines, the
+                                             // first 5 of each kind, then a count
+                                             // (core/warning_summary.h)
 };
 
 // Errors: NotFound (no file), DataLoss when line 1 is not a state log header. Damaged

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/file_io.h"
+#include "core/json_limits.h"
 #include "report/autotune_log.h"
 #include "report/autotune_report.h"
 #include "report/json_fields.h"
@@ -85,11 +86,9 @@ StatusOr<ReportInput> LoadReportInput(const std::string& path) {
     }
   }
   ASSIGN_OR_RETURN(std::string text, ReadFile(file, kMaxInputBytes));
-  json data = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded()) {
-    return DataLossError(file + ": not JSON; " + std::string(kAccepted));
-  }
-  return Identify(file, std::move(data));
+  StatusOr<json> data = ParseUntrustedJson(text, file);
+  if (!data.ok()) return DataLossError(data.status().message() + "; " + std::string(kAccepted));
+  return Identify(file, std::move(*data));
 }
 
 StatusOr<std::string> RenderReport(const ReportInput& input) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/json_limits.h"
 #include "report/html_writer.h"
 #include "report/json_fields.h"
 #include "report/svg_plot.h"
@@ -28,7 +29,7 @@ std::string InputSizes(const json& sizes) {
   if (!sizes.is_object()) return "-";
   for (const auto& [name, dims] : sizes.items()) {
     if (!out.empty()) out += ", ";
-    out += name + " " + (dims.is_array() ? dims.dump() : "?");
+    out += name + " " + (dims.is_array() ? DumpJson(dims) : "?");
   }
   return out.empty() ? "-" : out;
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/file_io.h"
+#include "core/json_limits.h"
 #include "core/logging.h"
 #include "core/sha256.h"
 #include "tune/checkpoint_archive.h"
@@ -91,8 +92,7 @@ std::string ManifestWhere(const std::string& path) {
 }
 
 StatusOr<CheckpointManifest> ParseManifestBytes(const std::string& bytes, const std::string& path) {
-  nlohmann::json json = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return DataLossError(ManifestWhere(path) + ": not valid JSON");
+  ASSIGN_OR_RETURN(nlohmann::json json, ParseUntrustedJson(bytes, ManifestWhere(path)));
   return ManifestFromJson(json, ManifestWhere(path));
 }
 
@@ -108,9 +108,7 @@ Status SaveCheckpoint(const std::string& path, const CheckpointContents& content
                                   "' is reserved for the manifest");
     }
   }
-  std::string manifest = ManifestToJson(contents.manifest)
-                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                         "\n";
+  std::string manifest = DumpJson(ManifestToJson(contents.manifest), 2) + "\n";
   std::vector<std::pair<std::string, std::string_view>> entries;
   entries.emplace_back(kManifestEntryName, manifest);
   for (const auto& [name, data] : contents.files) entries.emplace_back(name, data);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/file_io.h"
+#include "core/json_limits.h"
 #include "core/sha256.h"
 #include "tune/checkpoint.h"
 
@@ -95,7 +96,7 @@ std::string MarkerJson(const std::string& archive_sha256,
     files.push_back({{"name", name}, {"sha256", sha}, {"bytes", sizes.at(name)}});
   }
   nlohmann::json marker = {{"archive_sha256", archive_sha256}, {"files", std::move(files)}};
-  return marker.dump(2) + "\n";
+  return DumpJson(marker, 2) + "\n";
 }
 
 }  // namespace
@@ -111,10 +112,11 @@ StatusOr<std::map<std::string, std::string>> VerifyUnpacked(const std::string& d
   const std::string marker_path = dir + "/" + kUnpackedMarkerName;
   StatusOr<std::string> text = qtune::ReadFile(marker_path, int64_t{1} << 20);
   if (!text.ok()) return DataLossError("no readable completion marker '" + marker_path + "'");
-  nlohmann::json marker = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   auto bad = [&](const std::string& what) {
     return DataLossError("completion marker '" + marker_path + "': " + what);
   };
+  ASSIGN_OR_RETURN(const nlohmann::json marker,
+                   ParseUntrustedJson(*text, "completion marker '" + marker_path + "'"));
   if (!marker.is_object() || !marker.contains("files") || !marker["files"].is_array() ||
       !marker.contains("archive_sha256") || marker["archive_sha256"] != archive_sha256) {
     return bad("malformed, or for another archive");
