@@ -20,8 +20,10 @@
 #include "autotune/search.h"
 #include "autotune/state_log.h"
 #include "core/file_io.h"
+#include "core/json_limits.h"
 #include "core/logging.h"
 #include "core/sha256.h"
+#include "core/warning_summary.h"
 #include "ir/onnx_io.h"
 #include "quant/calibrate.h"
 #include "quant/calibration_data.h"
@@ -36,8 +38,6 @@ namespace {
 
 using InputSizes = std::map<std::string, std::vector<int64_t>>;
 
-nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
-                             const RunInputs& in) {
 // What a measurement depends on besides the flags: found while the run starts.
 struct RunInputs {
   std::string import_sha;       // of --import-qdq; empty without
@@ -49,13 +49,15 @@ struct RunInputs {
 
 // Every option and input that changes a measurement or the search's path: the state log's
 // header (docs/formats/autotune-state.md). --timeout, --retries and --parallel do not.
+nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
+                             const RunInputs& in) {
   return {{"recipe", o.recipe},
-          {"calib", o.calib_specs},
-          {"preprocess", o.preprocess},
           {"recipe_sha256", in.recipe_sha},
           {"calib_sha256", in.calib_sha256},
           {"input_sizes", in.input_sizes},
           {"machine", in.machine},
+          {"calib", o.calib_specs},
+          {"preprocess", o.preprocess},
           {"max_calib_samples", o.max_calib_samples},
           {"mode", o.mode},
           {"start", o.start},
@@ -91,14 +93,14 @@ RedisBenchmarkOptions RedisOptions(const AutotuneOptions& o, const ModePreset& p
 // --benchmark redis: Redis and a worker must be there before calibration starts, so a
 // missing one is an error within seconds (the benchmark checks again when created).
 Status PrecheckBenchmark(const AutotuneOptions& o) {
-  if (o.benchmark != "redis") {
-    if (!o.redis_url.empty()) return InvalidArgumentError("--redis needs --benchmark redis");
   if (o.benchmark == "command" && !o.benchmark_command.empty()) {  // the template splits
     CommandBenchmarkOptions b;
     b.command_template = o.benchmark_command;
     b.latency_regex = o.latency_regex;
     ASSIGN_OR_RETURN(auto bench, CommandBenchmark::Create(b));
   }
+  if (o.benchmark != "redis") {
+    if (!o.redis_url.empty()) return InvalidArgumentError("--redis needs --benchmark redis");
     return Status::Ok();
   }
   if (o.redis_url.empty()) {
@@ -152,8 +154,6 @@ StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
                               o.benchmark + "'");
 }
 
-// Sizes of one sample (batch 1, or the model's fixed batch) for measuring.
-StatusOr<InputSizes> MeasureSizes(const ir::Graph& graph, quant::CalibrationSource& source) {
 // The fingerprint of the machine whose latencies the run compares: this one for the
 // in-process and command back ends (a command may reach another machine; that is the
 // command's business), the workers' for redis.
@@ -164,6 +164,8 @@ std::string MeasuringMachine(const AutotuneOptions& o, const Benchmark& benchmar
   return ThisMachine(o.threads).Fingerprint();
 }
 
+// Sizes of one sample (batch 1, or the model's fixed batch) for measuring.
+StatusOr<InputSizes> MeasureSizes(const ir::Graph& graph, quant::CalibrationSource& source) {
   ASSIGN_OR_RETURN(auto batch, source.Batch(0, quant::FixedBatchSize(graph).value_or(1)));
   InputSizes sizes;
   for (const auto& [name, tensor] : batch) sizes[name] = tensor.sizes();
@@ -221,10 +223,10 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   // 1. The rule-based plan, calibrated (the `qtune quantize` flow without export). The
   // data is identified by content before it is read.
   ASSIGN_OR_RETURN(std::string model_sha, Sha256File(o.model_path));
-  ASSIGN_OR_RETURN(auto model, ir::LoadModel(o.model_path));
-  quant::QuantizeModelOptions q;
   RunInputs in;
   ASSIGN_OR_RETURN(in.calib_sha256, CalibrationDigests(o.calib_specs));
+  ASSIGN_OR_RETURN(auto model, ir::LoadModel(o.model_path));
+  quant::QuantizeModelOptions q;
   q.recipe = o.recipe;
   q.calib_specs = o.calib_specs;
   q.preprocess = o.preprocess;
@@ -307,7 +309,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     return InvalidArgumentError(log.status().message());  // a state file that is not ours
   }
   if (!log.ok()) return log.status();
-  for (const std::string& w : warnings) QTUNE_LOG_WARNING("{}", w);
+  for (const std::string& w : SummarizeLineWarnings(warnings)) QTUNE_LOG_WARNING("{}", w);
   if (!(*log)->replayed().empty()) {
     QTUNE_LOG_INFO("autotune: warm restart: {} measurements in {}", (*log)->replayed().size(),
                    log_path);
@@ -477,7 +479,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   nlohmann::json json = BuildReport(report);
   RETURN_IF_ERROR(
-      WriteFileAtomic((fs::path(o.work_dir) / "report.json").string(), json.dump(2) + "\n"));
+      WriteFileAtomic((fs::path(o.work_dir) / "report.json").string(), DumpJson(json, 2) + "\n"));
   return json;
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/json_limits.h"
 #include "core/logging.h"
 #include "core/sha256.h"
 
@@ -54,9 +55,7 @@ Status OsError(const std::string& what, const std::string& path, int err) {
 
 // Compact JSON; invalid UTF-8 (an error_detail copied from a child's stderr) becomes U+FFFD
 // instead of throwing.
-std::string Dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+std::string Dump(const Json& json) { return DumpJson(json); }
 
 std::string Checksum(std::string_view text) { return Sha256Hex(text).substr(0, kChecksumDigits); }
 
@@ -73,8 +72,8 @@ StatusOr<Json> ParseLine(std::string_view line) {
   }
   std::string_view text = line.substr(kChecksumDigits + 1);
   if (Checksum(text) != line.substr(0, kChecksumDigits)) return DataLossError("bad checksum");
-  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) return DataLossError("bad JSON");
+  StatusOr<Json> json = ParseUntrustedJson(text, "record");  // depth-limited
+  if (!json.ok() || !json->is_object()) return DataLossError("bad JSON");
   return json;
 }
 
@@ -132,13 +131,13 @@ StatusOr<StoredHeader> HeaderFromJson(const Json& json) {
   auto version = json.find("format_version");
   if (version == json.end() || !version->is_number_integer() || version->get<int64_t>() < 1) {
     return FieldError("format_version", "a positive integer");
+  }
   if (version->get<int64_t>() < kStateLogFormatVersion) {
     return FailedPreconditionError(fmt::format(
         "it has format version {}, from an older qtune whose records do not name the header "
         "they belong to (a record copied from another run would be replayed); finish it with "
         "the qtune that wrote it",
         version->get<int64_t>()));
-  }
   }
   if (version->get<int64_t>() > kStateLogFormatVersion) {
     return FailedPreconditionError(fmt::format(
@@ -177,6 +176,7 @@ void DiffInto(const Json& logged, const Json& now, const std::string& prefix, st
     if (!diff->empty()) *diff += "; ";
     *diff +=
         fmt::format("{}: log {}, this run {}", name, describe(logged, key), describe(now, key));
+  }
 }
 
 std::string OptionsDiff(const Json& logged, const Json& now) {
@@ -185,7 +185,6 @@ std::string OptionsDiff(const Json& logged, const Json& now) {
   }
   std::string diff;
   DiffInto(logged, now, "", &diff);
-  }
   return diff.empty() ? "(same values, different fingerprint)" : diff;
 }
 
@@ -269,10 +268,10 @@ StatusOr<std::string> MoveAside(const std::string& path) {
 }  // namespace
 
 std::string StateHeader::OptionsFingerprint() const { return Sha256Hex(Dump(options)); }
+
 std::string StateHeader::Id() const {
   return Sha256Hex(model_sha256 + " " + OptionsFingerprint()).substr(0, kChecksumDigits);
 }
-
 
 Json RecordToJson(const MeasurementRecord& record) {
   return Json{{"type", "measurement"},
@@ -312,8 +311,8 @@ StatusOr<MeasurementRecord> RecordFromJson(const Json& json) {
     return FieldError("attempts", "a non-negative integer");
   }
   record.attempts = attempts->get<int>();
-  RETURN_IF_ERROR(GetString(json, "header_id", &record.header_id));
   RETURN_IF_ERROR(GetString(json, "timestamp", &record.timestamp));
+  RETURN_IF_ERROR(GetString(json, "header_id", &record.header_id));
   return record;
 }
 
@@ -394,9 +393,10 @@ StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
   if (!header_json.ok()) {
     // A newer format may have changed the line layout; still say "newer" when we can.
     size_t space = lines[0].text.find(' ');
-    Json guess = space == std::string_view::npos
-                     ? Json()
-                     : Json::parse(lines[0].text.substr(space + 1), nullptr, false);
+    StatusOr<Json> parsed = space == std::string_view::npos
+                                ? StatusOr<Json>(DataLossError("no JSON"))
+                                : ParseUntrustedJson(lines[0].text.substr(space + 1), "header");
+    Json guess = parsed.ok() ? std::move(*parsed) : Json();
     if (guess.is_object() && guess.value("type", Json()) == "header" &&
         guess.value("format_version", Json()).is_number_integer() &&
         guess["format_version"].get<int64_t>() > kStateLogFormatVersion) {

@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
 #include "cli/redis_flags.h"
+#include "core/json_limits.h"
 #include "core/progress.h"
 #include "report/report.h"
 
@@ -46,7 +47,6 @@ int Autotune(AutotuneCliOptions& o) {
                  o.tune.output_path.c_str());
     return kExitUsage;
   }
-  auto report = autotune::RunAutotune(o.tune);
   // Before calibration, which can take minutes: the command template, the work dir and
   // -o's folder.
   if (!o.tune.benchmark_command.empty()) {
@@ -55,6 +55,7 @@ int Autotune(AutotuneCliOptions& o) {
   }
   if (int code = CheckDirWritable("--work-dir", o.tune.work_dir); code != kExitOk) return code;
   if (int code = CheckOutputWritable("-o", o.tune.output_path); code != kExitOk) return code;
+  auto report = autotune::RunAutotune(o.tune);
   if (!report.ok()) return ReportAndExitCode(report.status());
   // report.html beside report.json (docs/report.md); failing to write it is a warning.
   const std::string html = o.tune.work_dir + "/report.html";
@@ -64,7 +65,7 @@ int Autotune(AutotuneCliOptions& o) {
                  html_written.status().message().c_str());
   }
   if (o.json) {
-    std::printf("%s\n", report->dump(2).c_str());
+    std::printf("%s\n", DumpJson(*report, 2).c_str());
   } else {
     std::printf("%s", autotune::ReportToText(*report).c_str());
     std::printf("wrote     %s (work dir %s)\n", o.tune.output_path.c_str(),
