@@ -36,7 +36,8 @@ constexpr CodeName kCodeNames[] = {
 }  // namespace
 
 void RegisterErrors(py::module_& module) {
-  const std::string prefix = std::string(PyModule_GetName(module.ptr())) + ".";
+  // "qtune.", not the extension's own name (qtune._qtune): users see and catch qtune.Error.
+  const std::string prefix = "qtune.";
   g_error = PyErr_NewExceptionWithDoc((prefix + "Error").c_str(),
                                       "A qtune call failed; str() is the message the CLI prints.",
                                       PyExc_RuntimeError, nullptr);

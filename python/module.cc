@@ -1,6 +1,8 @@
-// The `qtune` Python module (docs/python.md): Session, load/load_tuned, quantize, inspect,
-// eval, tune, autotune, the qtune.Error exception classes, and logging and progress
-// through Python (set_progress_callback, set_log_level).
+// qtune._qtune, the extension inside the `qtune` package (python/qtune/, docs/python.md):
+// Session, load/load_tuned, quantize, inspect, eval, tune, autotune, the qtune.Error
+// exception classes, and logging and progress through Python (set_progress_callback,
+// set_log_level). The package's pure-Python part wraps it: InferenceSession, calibration
+// readers, typed results.
 #include <pybind11/pybind11.h>
 
 #include "errors.h"
@@ -11,7 +13,7 @@
 #include "session_binding.h"
 #include "tune_binding.h"
 
-PYBIND11_MODULE(qtune, module) {
+PYBIND11_MODULE(_qtune, module) {
   module.doc() = "qtune: ONNX quantization and inference (docs/python.md)";
   module.attr("__version__") = QTUNE_VERSION_STRING;
   qtune::python::RegisterErrors(module);

@@ -1,6 +1,7 @@
-// qtune.Session(path, threads=1): .run({name: ndarray}) -> {name: ndarray}, .inputs and
-// .outputs (name, dtype, shape with None for unknown dimensions). Also qtune.load_tuned,
-// which returns a Session running a tuned checkpoint.
+// qtune.Session(path, threads=1, optimize=True): .run({name: ndarray}) -> {name: ndarray},
+// .inputs and .outputs (name, dtype, shape with None for unknown dimensions). Also
+// qtune.load_tuned, which returns a Session running a tuned checkpoint. _value_info and
+// _model_meta serve qtune.InferenceSession (python/qtune/_session.py).
 #include "session_binding.h"
 
 #include <pybind11/stl.h>
@@ -16,6 +17,7 @@
 #include "inspect_binding.h"
 #include "ir/graph.h"
 #include "ir/onnx_io.h"
+#include "run_values.h"
 #include "runtime/benchmark.h"
 #include "runtime/session.h"
 #include "tensor_convert.h"
@@ -39,7 +41,8 @@ class PySession {
 
   // `model`: a path (str or os.PathLike) or the serialized model (bytes), as ONNX Runtime's
   // InferenceSession takes. Bytes cannot refer to external data files.
-  static std::unique_ptr<PySession> Open(const py::object& model, int threads) {
+  // `optimize` false: no pass pipeline and no fusions (ONNX Runtime's ORT_DISABLE_ALL).
+  static std::unique_ptr<PySession> Open(const py::object& model, int threads, bool optimize) {
     if (threads < 1) {
       ThrowStatus(Status(StatusCode::kInvalidArgument,
                          "threads must be at least 1, got " + std::to_string(threads)));
@@ -56,6 +59,7 @@ class PySession {
     }
     runtime::SessionOptions options;
     options.threads = threads;
+    options.optimize = optimize;
     auto session = ValueOrThrow(runtime::Session::Create(*graph, options));
     return std::make_unique<PySession>(std::move(graph), std::move(session), path, threads);
   }
@@ -71,6 +75,7 @@ class PySession {
   }
 
   py::dict Run(const py::dict& feeds) {
+    if (NeedsRunValues(*graph_)) return RunWithValues(feeds);
     std::vector<BorrowedInput> borrowed;  // keeps the arrays alive through Run
     borrowed.reserve(feeds.size());
     runtime::NamedTensors inputs;
@@ -135,6 +140,69 @@ class PySession {
     return JsonToPython(j);
   }
 
+  // Models with sequence or optional inputs or outputs: a list of arrays for a sequence,
+  // None for an empty optional, on either side.
+  py::dict RunWithValues(const py::dict& feeds) {
+    runtime::NamedValues inputs;
+    for (const auto& [key, value] : feeds) {
+      const std::string name = py::str(key).cast<std::string>();
+      const ir::Value* input = graph_->FindValue(name);
+      if (input == nullptr || !input->is_graph_input()) {
+        // Session::RunValues names the inputs the model has.
+        inputs.emplace_back(name, RunValue::Of(BorrowArray(name, value).tensor.Clone()));
+      } else {
+        inputs.emplace_back(name, ToRunValue(*input, value));
+      }
+    }
+    StatusOr<runtime::NamedValues> outputs = [&] {
+      py::gil_scoped_release release;
+      return session_->RunValues(inputs);
+    }();
+    ThrowIfError(outputs.status());
+    py::dict result;
+    for (const auto& [name, value] : *outputs) result[py::str(name)] = FromRunValue(value);
+    return result;
+  }
+
+  // [(name, ONNX type string, shape)] as ONNX Runtime's NodeArg has them: a dimension is an
+  // int, its symbol or None; the shape is [] when even the rank is unknown.
+  py::list ValueInfo(bool outputs) const {
+    py::list list;
+    for (const ir::Value* value : outputs ? graph_->outputs() : graph_->inputs()) {
+      py::list shape;
+      if (value->type().shape) {
+        for (const Dim& dim : value->type().shape->dims()) {
+          if (dim.is_known())
+            shape.append(dim.value);
+          else if (!dim.symbol.empty())
+            shape.append(dim.symbol);
+          else
+            shape.append(py::none());
+        }
+      }
+      list.append(py::make_tuple(value->name(), OnnxTypeString(value->type()), shape));
+    }
+    return list;
+  }
+
+  // The ModelProto fields ONNX Runtime's ModelMetadata has.
+  py::dict ModelMeta() const {
+    const ir::ModelInfo& info = graph_->info();
+    py::dict meta;
+    meta["producer_name"] = info.producer_name;
+    meta["graph_name"] = info.graph_name;
+    meta["domain"] = info.domain;
+    meta["description"] = info.doc_string;
+    meta["graph_description"] = "";  // qtune does not keep the GraphProto doc_string
+    meta["version"] = info.model_version;
+    py::dict custom;
+    for (const auto& [key, value] : info.metadata_props) custom[py::str(key)] = value;
+    meta["custom_metadata_map"] = custom;
+    return meta;
+  }
+
+  int threads() const { return threads_; }
+
   py::list Inputs() const { return Describe(graph_->inputs()); }
   py::list Outputs() const { return Describe(graph_->outputs()); }
 
@@ -176,8 +244,9 @@ void BindSession(py::module_& module) {
   py::class_<PySession>(module, "Session",
                         "An ONNX model compiled by qtune's engine (docs/python.md).")
       .def(py::init(&PySession::Open), py::arg("model"), py::arg("threads") = 1,
+           py::arg("optimize") = true,
            "Loads and prepares MODEL, a path to a .onnx file or the model's bytes; raises "
-           "qtune.Error subclasses on failure.")
+           "qtune.Error subclasses on failure. optimize=False: no pass pipeline, no fusions.")
       .def("run", &PySession::Run, py::arg("feeds"),
            "Runs the model on {input name: array}; returns {output name: array} in graph "
            "order. The GIL is released while it runs.")
@@ -185,6 +254,10 @@ void BindSession(py::module_& module) {
                              "[{'name', 'dtype', 'shape'}] of the graph inputs; unknown "
                              "dimensions are None, symbolic ones their name")
       .def_property_readonly("outputs", &PySession::Outputs, "like inputs, for the outputs")
+      .def_property_readonly("threads", &PySession::threads, "threads the session runs with")
+      .def("_value_info", &PySession::ValueInfo, py::arg("outputs"),
+           "[(name, ONNX type string, shape)] for qtune.InferenceSession")
+      .def("_model_meta", &PySession::ModelMeta, "ModelProto fields for get_modelmeta()")
       .def("bench", &PySession::Bench, py::arg("iters") = 50, py::arg("warmup") = 5,
            py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{}, py::arg("seed") = 0,
            "Times run() on seeded random inputs like `qtune bench --json`: returns "

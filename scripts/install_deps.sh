@@ -13,7 +13,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   redis-server libhiredis-dev
-  pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-pip python3-venv
+  # python3-wheel and python3-venv: pip install --no-build-isolation in a venv made with
+  # --system-site-packages, see docs/python.md; setuptools 66 takes bdist_wheel from wheel.
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel python3-pip python3-venv
   chromium
 )
 # Node.js runs ONNX Runtime (the peer qtune is checked and measured against).

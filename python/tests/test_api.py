@@ -137,9 +137,9 @@ def test_offline_pip_install_into_a_target_dir_imports(tmp_path):
     check = subprocess.run([sys.executable, "-c", script, MODEL, CALIB, str(tmp_path / "pip.qtc")],
                            env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stderr
-    assert check.stdout.splitlines() == [os.path.join(target, os.path.basename(qtune.__file__)),
+    assert check.stdout.splitlines() == [os.path.join(target, "qtune", "__init__.py"),
                                          "input", "fp32"]
-    assert os.access(os.path.join(target, "qtune_bin", "qtune"), os.X_OK)
+    assert os.access(os.path.join(target, "qtune", "qtune_bin", "qtune"), os.X_OK)
 
 
 def test_tune_returns_the_cli_json_shape_and_a_loadable_checkpoint(tmp_path):
@@ -149,21 +149,22 @@ def test_tune_returns_the_cli_json_shape_and_a_loadable_checkpoint(tmp_path):
     cli = cli_json("tune", MODEL, "--calib", CALIB, "-o", str(tmp_path / "cli.qtc"),
                    "--candidates", "fp32,int8", "--calib-samples", "64", "--iters", "2",
                    "--rounds", "1")
-    assert set(result) == set(cli)
-    assert [row["candidate"] for row in result["table"]] == ["fp32", "int8"]
+    assert set(result.to_dict()) == set(cli)
+    assert [row.candidate for row in result.table] == ["fp32", "int8"]
     assert result["checkpoint"] == output and os.path.exists(output + ".sha256")
     session = qtune.load(MODEL, output)
     assert session.run({"input": np.load(CALIB)[:2]})["logits"].shape == (2, 10)
 
 
-def test_autotune_returns_the_report_it_writes(tmp_path):
+def test_autotune_takes_batches_and_returns_the_report_it_writes(tmp_path):
     work = str(tmp_path / "work")
-    report = qtune.autotune(MODEL, str(tmp_path / "tuned.onnx"), CALIB, work, mode="quick",
+    batches = ({"input": b} for b in np.split(np.load(CALIB)[:64], 4))  # streamed
+    report = qtune.autotune(MODEL, str(tmp_path / "tuned.onnx"), batches, work, mode="quick",
                             calib_samples=64, qtune_binary=QTUNE_BINARY)
     assert report["format"] == "qtune-autotune-report"
     with open(os.path.join(work, "report.json")) as f:
-        assert json.load(f) == report
-    assert report["counts"]["measured"] > 0
+        assert json.load(f) == report.to_dict()
+    assert report.measured == report["counts"]["measured"] > 0
     assert qtune.Session(str(tmp_path / "tuned.onnx")).inputs[0]["name"] == "input"
 
 
