@@ -3,6 +3,7 @@
 #include "tune/checkpoint.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +13,7 @@
 #include "core/file_io.h"
 #include "core/json_limits.h"
 #include "core/logging.h"
+#include "core/private_dir.h"
 #include "core/sha256.h"
 #include "tune/checkpoint_archive.h"
 #include "tune/checkpoint_cache.h"
@@ -152,12 +154,21 @@ StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path,
                                           const LoadCheckpointOptions& options) {
   ASSIGN_OR_RETURN(ArchiveBytes archive, ReadVerifiedArchive(path, options));
   ASSIGN_OR_RETURN(std::string cache_dir, ResolveCheckpointCacheDir(options));
+  // Files are read back from the cache: only its user may be able to write there.
+  RETURN_IF_ERROR(EnsurePrivateDir(
+      cache_dir, {"the checkpoint cache",
+                  "set QTUNE_CACHE_DIR to a folder only you can write (created 0700)"}));
   LoadedCheckpoint loaded;
   loaded.archive_sha256 = archive.sha256;
   loaded.unpacked_dir = cache_dir + "/" + archive.sha256;
 
-  StatusOr<std::map<std::string, std::string>> reused =
-      internal::VerifyUnpacked(loaded.unpacked_dir, archive.sha256);
+  StatusOr<std::map<std::string, std::string>> reused = NotFoundError("not unpacked yet");
+  if (struct stat st; ::lstat(loaded.unpacked_dir.c_str(), &st) == 0) {
+    // Checked against the entries of the verified archive, not against what the cache says.
+    internal::TarGzReader digest_reader(archive.bytes, path, LimitsOf(options));
+    ASSIGN_OR_RETURN(auto expected, internal::ArchiveEntryDigests(digest_reader));
+    reused = internal::VerifyUnpacked(loaded.unpacked_dir, archive.sha256, expected);
+  }
   if (reused.ok()) {
     loaded.reused_cache = true;
     loaded.file_sha256 = std::move(*reused);

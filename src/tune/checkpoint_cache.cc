@@ -15,6 +15,7 @@
 
 #include "core/file_io.h"
 #include "core/json_limits.h"
+#include "core/private_dir.h"
 #include "core/sha256.h"
 #include "tune/checkpoint.h"
 
@@ -101,14 +102,33 @@ std::string MarkerJson(const std::string& archive_sha256,
 
 }  // namespace
 
-StatusOr<std::map<std::string, std::string>> VerifyUnpacked(const std::string& dir,
-                                                            const std::string& archive_sha256) {
+StatusOr<std::map<std::string, std::string>> ArchiveEntryDigests(TarGzReader& reader) {
+  std::map<std::string, std::string> digests;
+  while (true) {
+    ASSIGN_OR_RETURN(std::string name, reader.Next());
+    if (name.empty()) break;
+    Sha256 sha;
+    RETURN_IF_ERROR(reader.ReadData([&](std::string_view chunk) {
+      sha.Update(chunk);
+      return Status::Ok();
+    }));
+    digests[name] = sha.HexDigest();
+  }
+  return digests;
+}
+
+StatusOr<std::map<std::string, std::string>> VerifyUnpacked(
+    const std::string& dir, const std::string& archive_sha256,
+    const std::map<std::string, std::string>& expected) {
   struct stat st;
   if (::lstat(dir.c_str(), &st) != 0) {
     if (errno == ENOENT) return NotFoundError("'" + dir + "' does not exist");
     return DataLossError("cannot inspect '" + dir + "': " + OsReason());
   }
   if (!S_ISDIR(st.st_mode)) return DataLossError("'" + dir + "' is not a folder");
+  if (Status mine = CheckPrivateDir(dir, {"unpacked checkpoint folder"}); !mine.ok()) {
+    return DataLossError(mine.message());
+  }
   const std::string marker_path = dir + "/" + kUnpackedMarkerName;
   StatusOr<std::string> text = qtune::ReadFile(marker_path, int64_t{1} << 20);
   if (!text.ok()) return DataLossError("no readable completion marker '" + marker_path + "'");
@@ -132,6 +152,11 @@ StatusOr<std::map<std::string, std::string>> VerifyUnpacked(const std::string& d
     if (!ValidateEntryName(name).ok()) return bad("bad file name '" + name + "'");
     digests[name] = f["sha256"].get<std::string>();
     sizes[name] = f["bytes"].get<int64_t>();
+  }
+  // The marker is in the cache, so it proves nothing by itself: what it lists must be the
+  // archive's own entries.
+  if (digests != expected) {
+    return bad("its files are not the entries of the archive (planted, or damaged)");
   }
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -158,11 +183,6 @@ StatusOr<std::map<std::string, std::string>> UnpackToCache(
     const std::string& archive_sha256,
     const std::function<Status(const std::string& manifest_bytes)>& check_manifest) {
   std::error_code ec;
-  fs::create_directories(cache_dir, ec);
-  if (ec) {
-    return FailedPreconditionError("cannot create checkpoint cache folder '" + cache_dir + "': " +
-                                   ec.message() + "; set QTUNE_CACHE_DIR to a writable folder");
-  }
   ASSIGN_OR_RETURN(std::string tmp_path,
                    MakeTempFolder(cache_dir, archive_sha256.substr(0, 16) + ".unpacking"));
   TempFolder tmp(tmp_path);
@@ -220,7 +240,7 @@ StatusOr<std::map<std::string, std::string>> UnpackToCache(
     int err = errno;
     // Another process may have committed the same archive meanwhile: use its copy.
     if (err == EEXIST || err == ENOTEMPTY) {
-      auto theirs = VerifyUnpacked(final_path, archive_sha256);
+      auto theirs = VerifyUnpacked(final_path, archive_sha256, digests);
       if (theirs.ok()) return theirs;
     }
     return InternalError("cannot rename unpacked checkpoint into '" + final_path +
