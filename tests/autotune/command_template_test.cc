@@ -70,6 +70,19 @@ TEST(CommandTemplateTest, PlaceholderInsideAShellScriptIsRefused) {
   EXPECT_EQ(Split("sh bench.sh {model}"), (Words{"sh", "bench.sh", "{model}"}));
 }
 
+// The templates docs/autotune.md shows ("The command template"), as the tuner sees them.
+TEST(CommandTemplateTest, DocsExamplesSplitAsDocumented) {
+  EXPECT_EQ(
+      Split("sh -c \"scp \\\"$1\\\" board:/tmp/m.onnx && ssh board trtexec --onnx=/tmp/m.onnx\" "
+            "sh {model}"),
+      (Words{"sh", "-c", "scp \"$1\" board:/tmp/m.onnx && ssh board trtexec --onnx=/tmp/m.onnx",
+             "sh", "{model}"}));
+  EXPECT_EQ(Split("sh -c 'tool \"$1\" 2>&1 | tail -1' sh {model}"),
+            (Words{"sh", "-c", "tool \"$1\" 2>&1 | tail -1", "sh", "{model}"}));
+  EXPECT_EQ(Split("trtexec --onnx={model} --iterations=100"),
+            (Words{"trtexec", "--onnx={model}", "--iterations=100"}));
+}
+
 TEST(CommandTemplateTest, SubstitutedValuesAreNeverParsedAgain) {
   const std::string hostile = "a b'c\"d;e $(touch x) `touch y` \n {reference}";
   Words argv = SubstitutePlaceholders(Split("tool --onnx={model} \"{reference}\" {model}{model}"),
