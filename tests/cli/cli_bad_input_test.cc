@@ -119,5 +119,19 @@ TEST(CliBadInputTest, EscapedExceptionIsAnInternalErrorNotACrash) {
   }
 }
 
+// Sizes no tensor may have (issue 24 item 7): refused against the 16 GiB limit before a
+// plan is compiled for them (--print-plan with a dimension of 2^32 died with SIGFPE).
+TEST(CliBadInputTest, ShapeBeyondTheTensorLimitIsRefusedBeforeCompiling) {
+  for (const char* command : {"run --print-plan", "bench --iters 1"}) {
+    CliResult r = RunQtuneCli(std::string(command) + " " + FmnistModel() +
+                              " --shape input=4294967296x1x28x28");
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.out;
+    EXPECT_NE(r.out.find("input 'input': tensor of 4294967296x1x28x28 float32 exceeds the 16 "
+                         "GiB limit"),
+              std::string::npos)
+        << command << ": " << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace qtune
