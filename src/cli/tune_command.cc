@@ -12,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
 #include "cli/redis_flags.h"
+#include "core/json_limits.h"
 #include "core/progress.h"
 #include "ir/onnx_io.h"
 #include "report/report.h"
@@ -65,7 +66,7 @@ int TuneModel(TuneCliOptions& o) {
     std::fprintf(stderr, "qtune: warning: report not written: %s\n", written.message().c_str());
   }
   if (o.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::printf("%s", tune::FormatTuneTable(*result).c_str());
     std::printf(
