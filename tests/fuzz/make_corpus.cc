@@ -11,6 +11,7 @@
 #include "core/npy.h"
 #include "core/npz.h"
 #include "core/tensor.h"
+#include "corpus_builders.h"
 #include "ir/builder.h"
 #include "ir/onnx_io.h"
 
@@ -24,21 +25,9 @@ using ir::Attribute;
 using ir::GraphBuilder;
 using ir::Value;
 
-Tensor Floats(std::vector<int64_t> sizes, float start) {
-  std::vector<float> v(static_cast<size_t>(NumElements(sizes)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = start + 0.25f * static_cast<float>(i % 7);
-  return Tensor::FromVector<float>(std::move(sizes), v);
-}
-Tensor Ints(std::vector<int64_t> values) {
-  int64_t n = static_cast<int64_t>(values.size());
-  return Tensor::FromVector<int64_t>({n}, values);
-}
-
-void Save(GraphBuilder& b, const std::string& dir, const std::string& name) {
-  auto graph = b.Build();
-  Status status = ir::SaveModel(*graph, dir + "/model/" + name + ".onnx");
-  if (!status.ok()) std::fprintf(stderr, "%s: %s\n", name.c_str(), status.ToString().c_str());
-}
+using corpus::Floats;
+using corpus::Ints;
+using corpus::Save;
 
 void Conv(const std::string& dir) {
   GraphBuilder b(17);

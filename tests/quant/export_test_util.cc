@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
+#include "core/npy.h"
+#include "core/shape.h"
 #include "ir/onnx_io.h"
 #include "passes/pipeline.h"
 #include "quant/calibrate.h"
@@ -134,6 +137,27 @@ int CountOps(const ir::Graph& graph, const std::string& op_type) {
   int n = 0;
   for (const ir::Node* node : graph.nodes()) n += node->op_type() == op_type;
   return n;
+}
+
+Tensor UniformTensor(const std::vector<int64_t>& sizes, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(NumElements(sizes)));
+  for (float& x : v) x = dist(rng);
+  return Tensor::FromVector<float>(sizes, v);
+}
+
+StatusOr<QuantizeModelResult> QuantizeOn(const ir::Graph& model, const Tensor& calib,
+                                         const std::string& tag) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("qtune_" + tag + "_calib_" + std::to_string(getpid()) + ".npy");
+  RETURN_IF_ERROR(WriteNpy(path.string(), calib));
+  QuantizeModelOptions options;
+  options.calib_specs = {path.string()};
+  options.show_progress = false;
+  auto result = QuantizeModel(model, options);
+  std::filesystem::remove(path);
+  return result;
 }
 
 }  // namespace qtune::quant::testing

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "quant/quant_types.h"
+#include "quant/quantize_model.h"
 
 namespace qtune::quant::testing {
 
@@ -43,5 +45,13 @@ std::vector<int64_t> Labels(const Tensor& labels);  // int64 [N]
 QuantPlan HandMadePlan(const ir::Graph& graph, QuantFormat format, int64_t calib_samples = 128);
 
 int CountOps(const ir::Graph& graph, const std::string& op_type);
+
+// Uniform random float32 values in [-scale, scale], drawn from the caller's generator.
+Tensor UniformTensor(const std::vector<int64_t>& sizes, std::mt19937& rng, float scale);
+
+// QuantizeModel with default options on `calib` (written to a temporary .npy named after
+// `tag`, removed before returning), progress off.
+StatusOr<QuantizeModelResult> QuantizeOn(const ir::Graph& model, const Tensor& calib,
+                                         const std::string& tag);
 
 }  // namespace qtune::quant::testing

@@ -4,33 +4,21 @@
 // convolutions are quantized, NMS and the gathers stay float, and the quantized model
 // runs in qtune and in ONNX Runtime with the same detections.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <random>
 #include <set>
 
-#include "core/npy.h"
 #include "core/shape.h"
 #include "export_test_util.h"
 #include "ir/builder.h"
 #include "ir/verify.h"
-#include "quant/quantize_model.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 
 namespace qtune::quant {
 namespace {
 
-namespace fs = std::filesystem;
 using ir::Attribute;
-
-Tensor Random(const std::vector<int64_t>& sizes, std::mt19937& rng, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(NumElements(sizes)));
-  for (float& x : v) x = dist(rng);
-  return Tensor::FromVector<float>(sizes, v);
-}
 
 Tensor I64(std::vector<int64_t> sizes, std::vector<int64_t> values) {
   return Tensor::FromVector<int64_t>(std::move(sizes), values);
@@ -43,12 +31,13 @@ std::unique_ptr<ir::Graph> DetectorWithNms(std::mt19937& rng) {
   ir::GraphBuilder b(13);
   ir::Value* x = b.Input("image", DataType::kFloat32, {1, 3, 16, 16});
   ir::Value* c1 = b.Op("Conv",
-                       {x, b.Initializer("w1", Random({8, 3, 3, 3}, rng, 0.4f)),
-                        b.Initializer("b1", Random({8}, rng, 0.1f))},
+                       {x, b.Initializer("w1", testing::UniformTensor({8, 3, 3, 3}, rng, 0.4f)),
+                        b.Initializer("b1", testing::UniformTensor({8}, rng, 0.1f))},
                        {Attribute::Ints("pads", {1, 1, 1, 1})});
   ir::Value* head =
-      b.Op("Conv", {b.Op("Relu", {c1}), b.Initializer("w2", Random({5, 8, 1, 1}, rng, 0.8f)),
-                    b.Initializer("b2", Random({5}, rng, 0.2f))});
+      b.Op("Conv", {b.Op("Relu", {c1}),
+                    b.Initializer("w2", testing::UniformTensor({5, 8, 1, 1}, rng, 0.8f)),
+                    b.Initializer("b2", testing::UniformTensor({5}, rng, 0.2f))});
   ir::Value* flat = b.Op("Reshape", {head, b.Initializer("flat", I64({3}, {1, 5, 256}))});
   ir::Value* axes = b.Initializer("axes", I64({1}, {1}));
   ir::Value* box_ch = b.Op("Slice", {flat, b.Initializer("s0", I64({1}, {0})),
@@ -72,14 +61,8 @@ std::unique_ptr<ir::Graph> DetectorWithNms(std::mt19937& rng) {
 TEST(QuantizeDetectorNmsTest, CalibratesQuantizesAndRunsWithPostProcessing) {
   std::mt19937 rng(77);
   std::unique_ptr<ir::Graph> model = DetectorWithNms(rng);
-  const fs::path calib =
-      fs::temp_directory_path() / ("qtune_nms_calib_" + std::to_string(getpid()) + ".npy");
-  ASSERT_TRUE(WriteNpy(calib.string(), Random({16, 3, 16, 16}, rng, 1.0f)).ok());
-  QuantizeModelOptions options;
-  options.calib_specs = {calib.string()};
-  options.show_progress = false;
-  auto result = QuantizeModel(*model, options);
-  fs::remove(calib);
+  auto result =
+      testing::QuantizeOn(*model, testing::UniformTensor({16, 3, 16, 16}, rng, 1.0f), "nms");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   ASSERT_TRUE(ir::Verify(*result->quantized).ok());
   EXPECT_GE(result->summary.quantized_layers, 1) << SummaryToText(result->summary);
@@ -91,7 +74,7 @@ TEST(QuantizeDetectorNmsTest, CalibratesQuantizesAndRunsWithPostProcessing) {
   std::set<int64_t> counts;
   for (int trial = 0; trial < 3; ++trial) {
     const float scales[] = {0.1f, 1.0f, 4.0f};
-    Tensor x = Random({1, 3, 16, 16}, rng, scales[trial]);
+    Tensor x = testing::UniformTensor({1, 3, 16, 16}, rng, scales[trial]);
     auto fp = testing::RunQtune(*model, "image", x);
     auto ort_fp = testing::RunOrtOn(*model, "nms_fp32_" + std::to_string(trial), "image", x);
     ASSERT_TRUE(fp.ok()) << fp.status().ToString();

@@ -3,58 +3,48 @@
 // float (no DequantizeLinear feeds it, its weights stay float32 initializers), and the
 // quantized model runs in qtune, close to the float model, and in ONNX Runtime.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <random>
 
-#include "core/npy.h"
 #include "core/shape.h"
 #include "export_test_util.h"
 #include "ir/builder.h"
 #include "ir/verify.h"
-#include "quant/quantize_model.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 
 namespace qtune::quant {
 namespace {
 
-namespace fs = std::filesystem;
 using ir::Attribute;
-
-Tensor Random(const std::vector<int64_t>& sizes, std::mt19937& rng, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(NumElements(sizes)));
-  for (float& x : v) x = dist(rng);
-  return Tensor::FromVector<float>(sizes, v);
-}
 
 // x [1, 1, 8, 16] -> Conv 4x3x3 -> [1, 4, 8, 16] -> Reshape [8, 1, 64] -> LSTM hidden 16
 // -> Y [8, 1, 1, 16] -> Reshape [8, 16] -> MatMul [16, 32] -> [8, 32].
 std::unique_ptr<ir::Graph> ConvLstmMatMul(std::mt19937& rng) {
   ir::GraphBuilder b(14);
   ir::Value* x = b.Input("input", DataType::kFloat32, {1, 1, 8, 16});
-  ir::Value* conv = b.Op("Conv",
-                         {x, b.Initializer("conv_w", Random({4, 1, 3, 3}, rng, 0.5f)),
-                          b.Initializer("conv_b", Random({4}, rng, 0.1f))},
-                         {Attribute::Ints("pads", {1, 1, 1, 1})});
+  ir::Value* conv =
+      b.Op("Conv",
+           {x, b.Initializer("conv_w", testing::UniformTensor({4, 1, 3, 3}, rng, 0.5f)),
+            b.Initializer("conv_b", testing::UniformTensor({4}, rng, 0.1f))},
+           {Attribute::Ints("pads", {1, 1, 1, 1})});
   ir::Value* seq = b.Op(
       "Reshape", {conv, b.Initializer("seq_shape", Tensor::FromVector<int64_t>({3}, {8, 1, 64}))});
   ir::OpOptions lstm_options;
   lstm_options.name = "lstm";
   std::vector<ir::Value*> lstm =
       b.MultiOp("LSTM",
-                {seq, b.Initializer("lstm_w", Random({1, 64, 64}, rng, 0.2f)),
-                 b.Initializer("lstm_r", Random({1, 64, 16}, rng, 0.3f)),
-                 b.Initializer("lstm_b", Random({1, 128}, rng, 0.1f))},
+                {seq, b.Initializer("lstm_w", testing::UniformTensor({1, 64, 64}, rng, 0.2f)),
+                 b.Initializer("lstm_r", testing::UniformTensor({1, 64, 16}, rng, 0.3f)),
+                 b.Initializer("lstm_b", testing::UniformTensor({1, 128}, rng, 0.1f))},
                 1, {Attribute::Int("hidden_size", 16)}, lstm_options);
   ir::Value* rows = b.Op(
       "Reshape", {lstm[0], b.Initializer("rows_shape", Tensor::FromVector<int64_t>({2}, {8, 16}))});
   ir::OpOptions out_options;
   out_options.output_names = {"logits"};
   ir::Value* y =
-      b.Op("MatMul", {rows, b.Initializer("fc_w", Random({16, 32}, rng, 0.5f))}, {}, out_options);
+      b.Op("MatMul", {rows, b.Initializer("fc_w", testing::UniformTensor({16, 32}, rng, 0.5f))}, {},
+           out_options);
   b.Output(y);
   return b.Build();
 }
@@ -62,15 +52,8 @@ std::unique_ptr<ir::Graph> ConvLstmMatMul(std::mt19937& rng) {
 TEST(QuantizeLstmTest, LstmStaysFloatAndTheModelRuns) {
   std::mt19937 rng(2340);
   std::unique_ptr<ir::Graph> model = ConvLstmMatMul(rng);
-  const fs::path calib =
-      fs::temp_directory_path() / ("qtune_lstm_calib_" + std::to_string(getpid()) + ".npy");
-  ASSERT_TRUE(WriteNpy(calib.string(), Random({32, 1, 8, 16}, rng, 1.0f)).ok());
-
-  QuantizeModelOptions options;
-  options.calib_specs = {calib.string()};
-  options.show_progress = false;
-  auto result = QuantizeModel(*model, options);
-  fs::remove(calib);
+  auto result =
+      testing::QuantizeOn(*model, testing::UniformTensor({32, 1, 8, 16}, rng, 1.0f), "lstm");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   ASSERT_NE(result->quantized, nullptr);
   ASSERT_TRUE(ir::Verify(*result->quantized).ok());
@@ -89,7 +72,7 @@ TEST(QuantizeLstmTest, LstmStaysFloatAndTheModelRuns) {
         << "LSTM input " << i << " is dequantized";
   }
 
-  Tensor x = Random({1, 1, 8, 16}, rng, 1.0f);
+  Tensor x = testing::UniformTensor({1, 1, 8, 16}, rng, 1.0f);
   auto fp = testing::RunQtune(*model, "input", x);
   auto q = testing::RunQtune(*result->quantized, "input", x);
   ASSERT_TRUE(fp.ok()) << fp.status().ToString();
