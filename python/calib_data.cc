@@ -8,63 +8,33 @@ namespace py = pybind11;
 
 namespace {
 
-[[noreturn]] void BadCalib(const std::string& why) {
-  ThrowStatus(Status(StatusCode::kInvalidArgument,
-                     "quantize(): calib must be a data path (.npy, .npz, image folder), a list "
-                     "of paths, a numpy array, a dict {input name: array} or an iterable of "
-                     "such dicts (batches); " +
-                         why));
+bool IsPath(const py::handle& value) {
+  return py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__");
 }
 
-std::string InputName(const py::handle& key) {
-  if (!py::isinstance<py::str>(key)) BadCalib("a dict key is not an input name (str)");
-  return key.cast<std::string>();
+std::string PathOf(const py::handle& value) {
+  return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+}
+
+[[noreturn]] void BadCalib(const py::handle& calib) {
+  ThrowStatus(Status(StatusCode::kInvalidArgument,
+                     "qtune._qtune: calib must be a data path or a list of paths, got " +
+                         py::str(py::type::of(calib).attr("__name__")).cast<std::string>() +
+                         "; call qtune.quantize/tune/autotune/eval, which also take arrays, "
+                         "dicts and readers"));
 }
 
 }  // namespace
 
-std::vector<std::string> CalibSpecs(const py::object& calib, CalibFiles& files) {
-  py::module_ os = py::module_::import("os");
-  py::module_ np = py::module_::import("numpy");
-  if (py::isinstance<py::str>(calib) || py::hasattr(calib, "__fspath__")) {
-    return {os.attr("fspath")(calib).cast<std::string>()};
-  }
-  if (py::isinstance(calib, np.attr("ndarray"))) return {files.Save("", calib)};
-  if (py::isinstance<py::dict>(calib)) {
-    std::vector<std::string> specs;
-    for (const auto& [key, value] : calib.cast<py::dict>()) {
-      specs.push_back(files.Save(InputName(key), np.attr("asarray")(value)));
-    }
-    if (specs.empty()) BadCalib("the dict is empty");
-    return specs;
-  }
-  if (!py::hasattr(calib, "__iter__"))
-    BadCalib("got " + py::str(calib.get_type()).cast<std::string>());
-  // A list of paths, or an iterable of {input name: batch} dicts (a DataLoader's shape):
-  // the batches of each input are joined along the first axis.
-  std::vector<std::string> paths;
-  py::dict batches;  // input name -> list of arrays
-  for (const py::handle& item : calib) {
-    if (py::isinstance<py::str>(item) || py::hasattr(item, "__fspath__")) {
-      paths.push_back(os.attr("fspath")(item).cast<std::string>());
-    } else if (py::isinstance<py::dict>(item)) {
-      for (const auto& [key, value] : item.cast<py::dict>()) {
-        const py::str name(InputName(key));
-        if (!batches.contains(name)) batches[name] = py::list();
-        batches[name].cast<py::list>().append(np.attr("asarray")(value));
-      }
-    } else {
-      BadCalib("an item of the iterable is a " + py::str(item.get_type()).cast<std::string>());
-    }
-  }
-  if (!paths.empty() && batches.size() > 0) BadCalib("the iterable mixes paths and dicts");
-  if (!paths.empty()) return paths;
-  if (batches.size() == 0) BadCalib("the iterable is empty");
+std::vector<std::string> CalibSpecs(const py::object& calib) {
+  if (IsPath(calib)) return {PathOf(calib)};
+  if (!py::isinstance<py::list>(calib) && !py::isinstance<py::tuple>(calib)) BadCalib(calib);
   std::vector<std::string> specs;
-  for (const auto& [name, list] : batches) {
-    specs.push_back(
-        files.Save(name.cast<std::string>(), np.attr("concatenate")(list, py::arg("axis") = 0)));
+  for (const py::handle& item : calib) {
+    if (!IsPath(item)) BadCalib(item);
+    specs.push_back(PathOf(item));
   }
+  if (specs.empty()) BadCalib(calib);
   return specs;
 }
 

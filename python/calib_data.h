@@ -1,6 +1,7 @@
-// Calibration data as the Python functions take it (`calib=`): a path, a list of paths, a
-// numpy array, a dict {input name: array} or an iterable of such dicts (batches). Arrays
-// are saved as .npy files in a temporary folder that lives as long as a CalibFiles.
+// Calibration data specs as the extension's functions take them (`calib=`): a path or a
+// list of paths (calibration_data.h specs, NAME=FILE.npy included). Data in memory (arrays,
+// dicts, readers, iterables of batches) is streamed into files by the package's Python
+// side first (python/qtune/_calibration.py), never gathered here.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -10,33 +11,8 @@
 
 namespace qtune::python {
 
-// A temporary folder of .npy files, removed on destruction. REQUIRES: the GIL is held by
-// whoever creates and destroys it.
-class CalibFiles {
- public:
-  CalibFiles() { dir_ = pybind11::module_::import("tempfile").attr("mkdtemp")("", "qtune_calib_"); }
-  ~CalibFiles() {
-    pybind11::module_::import("shutil").attr("rmtree")(dir_, pybind11::arg("ignore_errors") = true);
-  }
-  CalibFiles(const CalibFiles&) = delete;
-  CalibFiles& operator=(const CalibFiles&) = delete;
-
-  // Saves `array` as <dir>/<index>.npy; returns "NAME=<file>" (or the file alone for "").
-  std::string Save(const std::string& name, const pybind11::object& array) {
-    const std::string file = pybind11::str(pybind11::module_::import("os.path").attr("join")(
-                                               dir_, std::to_string(count_++) + ".npy"))
-                                 .cast<std::string>();
-    pybind11::module_::import("numpy").attr("save")(file, array);
-    return name.empty() ? file : name + "=" + file;
-  }
-
- private:
-  pybind11::object dir_;
-  int count_ = 0;
-};
-
-// The calibration data specs (calibration_data.h) for `calib`; arrays are saved into
-// `files` first. Raises qtune.InvalidArgument for anything else, saying what is accepted.
-std::vector<std::string> CalibSpecs(const pybind11::object& calib, CalibFiles& files);
+// The specs in `calib` (a str, an os.PathLike or a list/tuple of them). Raises
+// qtune.InvalidArgument for anything else, saying to call through the qtune package.
+std::vector<std::string> CalibSpecs(const pybind11::object& calib);
 
 }  // namespace qtune::python

@@ -1,5 +1,5 @@
-// qtune.eval: cli::Evaluate, the code behind `qtune eval --json`, with the data given as
-// `calib=` is given to quantize (a path, arrays, dicts or batches).
+// qtune._qtune.eval: cli::Evaluate, the code behind `qtune eval --json`, with the data as
+// paths (qtune.eval streams data in memory into files first, python/qtune/_api.py).
 #include "eval_binding.h"
 
 #include <pybind11/stl.h>
@@ -21,10 +21,9 @@ py::object Eval(const std::string& fp32, const std::string& quantized, const py:
                 const std::optional<std::string>& labels, int64_t batch, int64_t layer_samples,
                 int worst, int threads) {
   cli::EvalOptions options;
-  CalibFiles files;  // lives until the evaluation ends
   options.fp32_path = fp32;
   options.quant_path = quantized;
-  options.data = CalibSpecs(data, files);
+  options.data = CalibSpecs(data);
   options.labels_path = labels.value_or("");
   options.batch = batch;
   options.layer_samples = layer_samples;

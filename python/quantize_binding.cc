@@ -1,8 +1,8 @@
-// qtune.quantize(model, output, calib, recipe="int8", threads=1, max_samples=0) -> dict.
-// `calib` is a calibration data spec or a list of them (docs/calibration.md: .npy, .npz,
-// an image folder), a numpy array (a one-input model), a dict {input name: array} or an
-// iterable of such dicts (batches, e.g. a DataLoader's); the result is the summary `qtune quantize
-// --json` prints (docs/formats/summary.md) with "output" set.
+// qtune._qtune.quantize(model, output, calib, recipe="int8", threads=1, max_samples=0) ->
+// dict. `calib` is a calibration data spec or a list of them (docs/calibration.md: .npy,
+// .npz, an image folder; data in memory was streamed into files by python/qtune/_api.py);
+// the result is the summary `qtune quantize --json` prints (docs/formats/summary.md) with
+// "output" set, which qtune.quantize turns into a QuantizeResult.
 #include "quantize_binding.h"
 
 #include <pybind11/stl.h>
@@ -28,8 +28,7 @@ py::dict Quantize(const std::string& model_path, const std::string& output_path,
                   int64_t max_samples) {
   quant::QuantizeModelOptions options;
   options.recipe = recipe;
-  CalibFiles files;  // lives until the model is written
-  options.calib_specs = CalibSpecs(calib, files);
+  options.calib_specs = CalibSpecs(calib);
   options.threads = threads;
   options.max_calib_samples = max_samples;
   options.show_progress = true;  // to Python (log_bridge.h), not stderr

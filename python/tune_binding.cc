@@ -56,8 +56,7 @@ py::object Tune(const std::string& model_path, const py::object& calib, const st
                 int rounds, const std::string& autotune_dir,
                 const std::optional<std::string>& qtune_binary) {
   tune::TuneOptions options;
-  CalibFiles files;
-  options.calib_specs = CalibSpecs(calib, files);
+  options.calib_specs = CalibSpecs(calib);
   if (!candidates.empty()) options.candidates = candidates;
   options.threads = threads;
   options.strategy = strategy;
@@ -81,11 +80,10 @@ py::object Autotune(const std::string& model_path, const std::string& output,
                     int threads, double min_sqnr, int64_t calib_samples, uint64_t seed,
                     const std::optional<std::string>& qtune_binary) {
   autotune::AutotuneOptions options;
-  CalibFiles files;
   options.model_path = model_path;
   options.output_path = output;
   options.work_dir = work_dir;
-  options.calib_specs = CalibSpecs(calib, files);
+  options.calib_specs = CalibSpecs(calib);
   options.mode = mode;
   options.threads = threads;
   options.min_sqnr_db = min_sqnr;

@@ -163,3 +163,8 @@ def test_tune_takes_a_reader_and_returns_a_typed_result(calib64, tmp_path):
     assert result.checkpoint == output and result.candidate in ("fp32", "int8")
     assert [row.candidate for row in result.table] == ["fp32", "int8"]
     assert result.to_dict()["table"][0]["candidate"] == "fp32"
+
+
+def test_the_extension_takes_only_paths_so_nothing_is_gathered_in_memory(calib64, tmp_path):
+    with pytest.raises(qtune.InvalidArgument, match="call qtune.quantize"):
+        qtune._qtune.quantize(MODEL, str(tmp_path / "q.onnx"), [{"input": calib64}])
