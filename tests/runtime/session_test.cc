@@ -81,8 +81,9 @@ TEST(SessionTest, UnsupportedOpIsReportedAtCompileTimeWithNodeAndOpset) {
 }
 
 TEST(SessionTest, LinearLayerWithActivationRunsAsOneOnednnMatmul) {
+  // 8 rows: a matrix product (up to 4 rows run as matrix-vector products, native_gemv).
   ir::GraphBuilder b(13);
-  ir::Value* x = b.Input("x", DataType::kFloat32, {4, 16});
+  ir::Value* x = b.Input("x", DataType::kFloat32, {8, 16});
   ir::Value* gemm =
       b.Op("Gemm", {x, b.Initializer("w", Ramp({8, 16})), b.Initializer("c", Ramp({8}))},
            {ir::Attribute::Int("transB", 1)});
@@ -90,7 +91,7 @@ TEST(SessionTest, LinearLayerWithActivationRunsAsOneOnednnMatmul) {
   std::unique_ptr<ir::Graph> graph = b.Build();
   auto session = Session::Create(*graph, SessionOptions{});
   ASSERT_TRUE(session.ok()) << session.status().ToString();
-  NamedTensors inputs = {{"x", Ramp({4, 16})}};
+  NamedTensors inputs = {{"x", Ramp({8, 16})}};
   auto outputs = (*session)->Run(inputs);
   ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
   auto expected = RunReference(*graph, inputs);
@@ -99,7 +100,7 @@ TEST(SessionTest, LinearLayerWithActivationRunsAsOneOnednnMatmul) {
     EXPECT_NEAR((*outputs)[0].second.data<float>()[i], (*expected)[0].second.data<float>()[i],
                 1e-4);
   }
-  auto plan = (*session)->Prepare({{"x", {4, 16}}});
+  auto plan = (*session)->Prepare({{"x", {8, 16}}});
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ((*plan)->steps.size(), 1u) << (*plan)->ToString();
   EXPECT_NE((*plan)->steps[0].kernel->Describe().find("onednn:matmul"), std::string::npos);

@@ -3,6 +3,7 @@
 // clone of the repository alone.
 //
 //   qtune_make_model resnet18 OUT.onnx [--seed N] [--batch N] [--overwrite]
+//   qtune_make_model matmul_stack OUT.onnx [--layers N] [--width N] [--seed N] [--batch N]
 //
 // Exit codes follow the qtune CLI's (docs/cli.md): 0 success, 1 write failure, 2 bad
 // command line. An existing OUT is refused unless --overwrite is given.
@@ -12,17 +13,22 @@
 #include <string>
 #include <vector>
 
+#include "ir/matmul_stack.h"
 #include "ir/onnx_io.h"
 #include "ir/resnet.h"
 
 namespace {
 
 constexpr char kUsage[] =
-    "usage: qtune_make_model resnet18 OUT.onnx [--seed N] [--batch N] [--overwrite]\n"
+    "usage: qtune_make_model MODEL OUT.onnx [--seed N] [--batch N] [--overwrite]\n"
     "  resnet18   torchvision ResNet-18 (opset 13, input \"input\" f32 [N,3,224,224],\n"
     "             output \"logits\"), He-initialized random weights\n"
+    "  matmul_stack  --layers N x (MatMul [W,W] + bias Add + Relu), input \"x\" f32\n"
+    "             [batch, W], output \"y\" (the batch-1 MatMul benchmark; default 4\n"
+    "             layers, --width 2048, batch 1)\n"
     "  --seed N   weight seed (default 1)\n"
-    "  --batch N  fixed batch size (default: the symbolic dimension \"N\")\n"
+    "  --batch N  fixed batch size (resnet18 default: the symbolic dimension \"N\";\n"
+    "             matmul_stack default 1, 0 for symbolic)\n"
     "  --overwrite  replace OUT if it exists\n";
 
 int Usage(const std::string& message) {
@@ -43,6 +49,7 @@ bool ParseInt(const std::string& text, int64_t* value) {
 int main(int argc, char** argv) {
   std::vector<std::string> positional;
   qtune::ir::ResNet18Options options;
+  qtune::ir::MatMulStackOptions stack;
   bool overwrite = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -52,14 +59,16 @@ int main(int argc, char** argv) {
     }
     if (arg == "--overwrite") {
       overwrite = true;
-    } else if (arg == "--seed" || arg == "--batch") {
+    } else if (arg == "--seed" || arg == "--batch" || arg == "--layers" || arg == "--width") {
       int64_t value = 0;
       if (i + 1 >= argc || !ParseInt(argv[i + 1], &value)) {
         return Usage(arg + " needs a non-negative integer");
       }
       ++i;
-      if (arg == "--seed") options.seed = static_cast<uint64_t>(value);
-      if (arg == "--batch") options.batch = value;
+      if (arg == "--seed") options.seed = stack.seed = static_cast<uint64_t>(value);
+      if (arg == "--batch") options.batch = stack.batch = value;
+      if (arg == "--layers") stack.layers = value;
+      if (arg == "--width") stack.width = value;
     } else if (arg.rfind("--", 0) == 0) {
       return Usage("unknown flag " + arg);
     } else {
@@ -67,19 +76,24 @@ int main(int argc, char** argv) {
     }
   }
   if (positional.size() != 2) return Usage("expected a model name and an output path");
-  if (positional[0] != "resnet18") return Usage("unknown model '" + positional[0] + "'");
+  const std::string& model = positional[0];
+  if (model != "resnet18" && model != "matmul_stack") {
+    return Usage("unknown model '" + model + "'");
+  }
+  if (stack.layers < 1 || stack.width < 1) return Usage("--layers and --width must be >= 1");
   const std::string& out = positional[1];
   std::error_code ec;
   if (!overwrite && std::filesystem::exists(out, ec)) {
     return Usage(out + " exists; pass --overwrite to replace it");
   }
-  std::unique_ptr<qtune::ir::Graph> graph = qtune::ir::BuildResNet18(options);
+  std::unique_ptr<qtune::ir::Graph> graph =
+      model == "resnet18" ? qtune::ir::BuildResNet18(options) : qtune::ir::BuildMatMulStack(stack);
   qtune::Status status = qtune::ir::SaveModel(*graph, out);
   if (!status.ok()) {
     std::fprintf(stderr, "qtune_make_model: error: %s\n", status.ToString().c_str());
     return 1;
   }
-  std::printf("wrote %s (resnet18, seed %llu)\n", out.c_str(),
+  std::printf("wrote %s (%s, seed %llu)\n", out.c_str(), model.c_str(),
               static_cast<unsigned long long>(options.seed));
   return 0;
 }

@@ -118,6 +118,9 @@ StatusOr<std::optional<KernelChoice>> CreateQuantLookupKernel(const KernelReques
 StatusOr<std::optional<KernelChoice>> CreateNativeSplitKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateNativeReduceKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateNativeUnaryKernel(const KernelRequest& request);
+// float32 MatMul/Gemm/qtune::MatMulBias with constant weights and at most kGemvMaxRows
+// rows, on weights packed once (native_gemv.cc).
+StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest& request);
 // float32 BatchNormalization, inference mode, kPlain or kNhwc (native_batchnorm.cc).
 StatusOr<std::optional<KernelChoice>> CreateNativeBatchNormKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.

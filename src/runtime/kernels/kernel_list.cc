@@ -16,6 +16,7 @@
   X(OnednnUpsampleDeconv)     \
   X(OnednnDeconv)             \
   X(OnednnPool)               \
+  X(NativeGemv)               \
   X(OnednnMatMul)             \
   X(OnednnElementwise)        \
   X(OnednnResizeConcat)       \
