@@ -117,7 +117,9 @@ StatusOr<std::vector<RunValue>> DynamicStep::Run(std::span<const RunValue> input
     return kernel(ValueKernelArgs{node_, inputs.first(node_.num_inputs()), opset_});
   }
   const bool onnx = node_.domain().empty() || node_.domain() == "ai.onnx";
-  if (onnx && op == "Identity") return std::vector<RunValue>{inputs[0]};
+  if (onnx && op == "Identity") {
+    return ValueIdentity(ValueKernelArgs{node_, inputs.first(node_.num_inputs()), opset_});
+  }
   if (onnx && op == "If") return RunIf(inputs);
   if (onnx && op == "Loop") return RunLoop(inputs);
   if (onnx && op == "Scan") return RunScan(inputs);
@@ -227,46 +229,26 @@ StatusOr<std::vector<RunValue>> DynamicStep::RunScan(std::span<const RunValue> i
   return values;
 }
 
-// SequenceMap: the body runs once per element of the first input sequence; sequence
-// inputs give it their element at that position, tensor inputs are passed whole; each
-// body output is collected into an output sequence.
+// SequenceMap: value_kernels.h's RunSequenceMap holds the semantics (lengths, positions,
+// element types); the body runs through a nested GraphRunner.
 StatusOr<std::vector<RunValue>> DynamicStep::RunSequenceMap(std::span<const RunValue> inputs) {
-  if (node_.num_inputs() < 1 || !inputs[0].is_sequence()) {
-    return InvalidArgumentError(node_.DebugName() + ": input 0 must be a sequence");
-  }
-  const size_t n = inputs[0].sequence().size();
-  for (size_t i = 1; i < node_.num_inputs(); ++i) {
-    if (inputs[i].is_sequence() && inputs[i].sequence().size() != n) {
-      return InvalidArgumentError(node_.DebugName() + ": input " + std::to_string(i) + " has " +
-                                  std::to_string(inputs[i].sequence().size()) +
-                                  " elements, input 0 has " + std::to_string(n));
-    }
-  }
-  std::vector<std::vector<Tensor>> collected(node_.num_outputs());
-  for (size_t t = 0; t < n; ++t) {
+  std::span<const RunValue> implicit = Implicit(inputs);
+  auto run_body = [&](std::span<const Tensor> body_inputs) -> StatusOr<std::vector<Tensor>> {
     std::vector<RunValue> formal;
-    for (size_t i = 0; i < node_.num_inputs(); ++i) {
-      formal.push_back(inputs[i].is_sequence() ? RunValue::Of(inputs[i].sequence()[t])
-                                               : inputs[i]);
-    }
+    for (const Tensor& t : body_inputs) formal.push_back(RunValue::Of(t));
     ASSIGN_OR_RETURN(BodyRunner * body, Body("body", formal));
-    ASSIGN_OR_RETURN(std::vector<RunValue> outs, body->Run(formal, Implicit(inputs)));
-    for (size_t k = 0; k < collected.size() && k < outs.size(); ++k) {
-      if (!outs[k].is_tensor()) {
+    ASSIGN_OR_RETURN(std::vector<RunValue> outs, body->Run(formal, implicit));
+    std::vector<Tensor> tensors;
+    for (RunValue& v : outs) {
+      if (!v.is_tensor()) {
         return UnimplementedError(node_.DebugName() + ": a body output that is not a tensor");
       }
-      collected[k].push_back(outs[k].tensor());
+      tensors.push_back(std::move(v.tensor()));
     }
-  }
-  std::vector<RunValue> result;
-  for (size_t k = 0; k < collected.size(); ++k) {
-    const ir::Value* out = node_.output(k);
-    DataType dtype = !collected[k].empty()                           ? collected[k][0].dtype()
-                     : out != nullptr && out->dtype() != DataType::kUndefined ? out->dtype()
-                                                                              : DataType::kFloat32;
-    result.push_back(RunValue::Sequence(dtype, std::move(collected[k])));
-  }
-  return result;
+    return tensors;
+  };
+  return runtime::RunSequenceMap(ValueKernelArgs{node_, inputs.first(node_.num_inputs()), opset_},
+                                 run_body);
 }
 
 }  // namespace qtune::runtime

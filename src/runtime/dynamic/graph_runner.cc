@@ -137,12 +137,11 @@ ir::TensorType TypeOf(const RunValue& v, const ir::TensorType& declared) {
 // True when a deferred `node` may become static in the next stage: a value that sets its
 // sizes is computed in this stage (by the plan or a dynamic step), so the next stage gets
 // it as a constant.
-bool WaitsForStageValue(const ir::Node& node, const ir::Graph& stage) {
+bool WaitsForStageValue(const ir::Node& node) {
   for (size_t i : SizeValueInputs(node)) {
     const ir::Value* v = node.input(i);
     if (v != nullptr && v->producer() != nullptr) return true;
   }
-  (void)stage;
   return false;
 }
 
@@ -186,7 +185,7 @@ class StageBuilder {
       };
       for (const ir::Value* v : node->inputs()) check(v);
       for (const ir::Value* v : node->implicit_inputs()) check(v);
-      if (ready && (AlwaysDynamic(*node) || !WaitsForStageValue(*node, graph))) {
+      if (ready && (AlwaysDynamic(*node) || !WaitsForStageValue(*node))) {
         ASSIGN_OR_RETURN(std::unique_ptr<DynamicStep> step,
                          DynamicStep::Create(*node, graph.onnx_opset(), options_));
         stage->dynamic.push_back(std::move(step));
@@ -360,7 +359,7 @@ StatusOr<std::vector<RunValue>> GraphRunner::Run(std::span<const RunValue> input
 std::string GraphRunner::LastRunToString() const {
   std::string text;
   for (size_t s = 0; s < last_stages_.size(); ++s) {
-    const auto* stage = static_cast<const CompiledStage*>(last_stages_[s]);
+    const CompiledStage* stage = last_stages_[s];
     text += "stage " + std::to_string(s) + ":\n";
     if (stage->plan) text += stage->plan->plan().ToString();
     for (const auto& step : stage->dynamic) {

@@ -42,6 +42,7 @@ struct GraphRunnerOptions {
 };
 
 struct StageTemplate;
+struct CompiledStage;
 
 class GraphRunner {
  public:
@@ -68,7 +69,7 @@ class GraphRunner {
   const ir::Graph& graph_;
   GraphRunnerOptions options_;
   std::unique_ptr<StageTemplate> root_;
-  std::vector<const void*> last_stages_;  // the CompiledStages of the last run
+  std::vector<const CompiledStage*> last_stages_;  // the stages of the last run
   int64_t stages_compiled_ = 0;
 };
 
