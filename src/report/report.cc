@@ -86,8 +86,9 @@ StatusOr<ReportInput> LoadReportInput(const std::string& path) {
     }
   }
   ASSIGN_OR_RETURN(std::string text, ReadFile(file, kMaxInputBytes));
+  RETURN_IF_ERROR(CheckJsonLimits(text, file));  // nested too deep: said as such
   StatusOr<json> data = ParseUntrustedJson(text, file);
-  if (!data.ok()) return DataLossError(data.status().message() + "; " + std::string(kAccepted));
+  if (!data.ok()) return DataLossError(file + ": not JSON; " + std::string(kAccepted));
   return Identify(file, std::move(*data));
 }
 
