@@ -12,7 +12,6 @@ const ShapeRegistry& ShapeRegistry::Get() {
     RegisterRecurrentShapes(*r);
     RegisterTensorShapes(*r);
     RegisterCropCol2ImShapes(*r);
-    RegisterMiscShapes(*r);
     RegisterSamplingLossShapes(*r);
     RegisterSignalShapes(*r);
     RegisterMiscShapes(*r);

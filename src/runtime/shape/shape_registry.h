@@ -55,8 +55,6 @@ void RegisterRecurrentShapes(ShapeRegistry& registry);  // LSTM, GRU, RNN (shape
 void RegisterTensorShapes(ShapeRegistry& registry);
 // CenterCropPad, Col2Im (shape_fns_crop_col2im.cc).
 void RegisterCropCol2ImShapes(ShapeRegistry& registry);
-// Shrink, BitShift, EyeLike, ReverseSequence, Scatter, MVN, Det, Einsum (shape_fns_misc.cc).
-void RegisterMiscShapes(ShapeRegistry& registry);
 // GridSample, RoiAlign, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 // (shape_fns_sampling_loss.cc).
 void RegisterSamplingLossShapes(ShapeRegistry& registry);
