@@ -89,7 +89,7 @@ int PrintPlanOnly(const RunOptions& options, const ir::Graph& graph) {
   if (!session.ok()) return ReportAndExitCode(session.status());
   auto plan = (*session)->Prepare(*sizes);
   if (!plan.ok() && plan.status().code() == StatusCode::kFailedPrecondition) {
-    return ReportAndExitCode(FailedPreconditionError(
+    return ReportUsageError(FailedPreconditionError(
         options.model_path +
         ": sizes depend on values computed while it runs, so its plan is compiled in stages "
         "during a run; give --input to print the stages a run goes through"));

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "core/npy.h"
+#include "core/tensor.h"
 
 namespace qtune {
 namespace {
@@ -134,6 +136,27 @@ TEST(CliContractTest, RunPrintPlanNeedsNoInput) {
   EXPECT_NE(plan.out.find("Conv"), std::string::npos) << plan.out;
   ExpectUsageError(RunQtuneCli("run " + kModel + " --print-plan"), "--shape input=");
   ExpectUsageError(RunQtuneCli("run " + kModel), "run needs --input");
+}
+
+// A model whose sizes depend on values (a NonMaxSuppression keeps some of its boxes) runs,
+// and --print-plan prints the stages the run went through; without --input there is no
+// plan to print before running, which is a usage error.
+TEST(CliContractTest, RunPrintsTheStagesOfAModelWithDataDependentSizes) {
+  const std::string model =
+      std::string(QTUNE_SOURCE_DIR) + "/tests/fuzz/corpus/model/detection_nms.onnx";
+  TempFolder dir;
+  std::vector<float> boxes = {0, 0,    1, 1,    0, 0.1f, 1, 1.1f, 0, 5,  1, 6,
+                              0, 5.1f, 1, 6.1f, 0, 10,   1, 11,   0, 20, 1, 21};
+  std::vector<float> scores = {0.9f, 0.8f, 0.7f, 0.6f, 0.5f, 0.4f,
+                               0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+  ASSERT_TRUE(WriteNpy(dir / "boxes.npy", Tensor::FromVector<float>({1, 6, 4}, boxes)).ok());
+  ASSERT_TRUE(WriteNpy(dir / "scores.npy", Tensor::FromVector<float>({1, 2, 6}, scores)).ok());
+  CliResult run = RunQtuneCli("run " + model + " -i boxes=" + (dir / "boxes.npy") +
+                              " -i scores=" + (dir / "scores.npy") + " --print-plan");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("stage 0:"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("dynamic NonMaxSuppression"), std::string::npos) << run.out;
+  ExpectUsageError(RunQtuneCli("run " + model + " --print-plan"), "give --input");
 }
 
 TEST(CliContractTest, BenchTimesGivenInputs) {
