@@ -158,7 +158,7 @@ TEST(OnednnFusedConv, SumInputSharedWithTheOutput) {
 TEST(OnednnFusedConv, ActivationsWithoutAPostOpFallBack) {
   uint32_t seed = TestSeed(1105);
   std::mt19937 rng(seed);
-  for (const char* activation : {"Gelu", "Elu", "Softplus"}) {
+  for (const char* activation : {"Elu", "Softplus"}) {  // Gelu has one (eltwise_gelu_erf)
     FusedShape s;
     s.activation = activation;
     KernelCase c = MakeFusedCase(s, rng, seed);

@@ -47,6 +47,16 @@ std::optional<Activation> ActivationOf(const ir::Node& node, int64_t opset) {
   return a;
 }
 
+std::optional<Activation> MatMulActivationOf(const ir::Node& node, int64_t opset) {
+  if (node.op_type() == "Gelu" && (node.domain().empty() || node.domain() == "ai.onnx")) {
+    const std::string approximate = node.GetString("approximate", "none");
+    if (approximate == "none") return Activation{"Gelu", {}};
+    if (approximate == "tanh") return Activation{"GeluTanh", {}};
+    return std::nullopt;
+  }
+  return ActivationOf(node, opset);
+}
+
 Activation ReadActivation(const ir::Node& node) {
   Activation a{node.GetString("activation", ""), node.GetFloats("activation_params", {})};
   std::vector<float> linear = node.GetFloats("post_linear", {});
@@ -89,6 +99,16 @@ void ApplyActivation(const Activation& a, float* data, int64_t n) {
     }
   } else if (a.op == "Tanh") {
     for (int64_t i = 0; i < n; ++i) data[i] = std::tanh(data[i]);
+  } else if (a.op == "Gelu") {
+    for (int64_t i = 0; i < n; ++i) {
+      data[i] = 0.5f * data[i] * (1.0f + std::erf(data[i] * 0.70710678118654752f));
+    }
+  } else if (a.op == "GeluTanh") {
+    const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = data[i];
+      data[i] = 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+    }
   }
 }
 

@@ -11,7 +11,8 @@
 //
 // qtune::MatMulBias  inputs: A [..., M, K], W [K, N] (constant), bias [N] (constant)
 //   Y = activation(MatMul(A, W) + bias)   (reference kernel: matmul_bias_reference.cc)
-//   optional attributes activation / activation_params as for FusedConv
+//   optional attributes activation / activation_params as for FusedConv, plus Gelu and
+//   GeluTanh (erf and tanh GELU, MatMulActivationOf)
 #pragma once
 
 #include <optional>
@@ -48,6 +49,9 @@ bool IsFusibleActivation(const ir::Node& node);
 // The activation an ONNX node computes, if a fused producer can absorb it (Clip only with
 // constant bounds).
 std::optional<Activation> ActivationOf(const ir::Node& node, int64_t opset);
+// ActivationOf plus Gelu (op "Gelu" for the erf form, "GeluTanh" for approximate="tanh"),
+// which only the matmul kernels (oneDNN eltwise_gelu_* post-op, native GEMV) run fused.
+std::optional<Activation> MatMulActivationOf(const ir::Node& node, int64_t opset);
 Activation ReadActivation(const ir::Node& fused_node);
 // Applies `activation` in place to n floats.
 void ApplyActivation(const Activation& activation, float* data, int64_t n);

@@ -1,6 +1,7 @@
 // MatMul-family producers absorb the activation that follows them (a oneDNN eltwise
 // post-op of the matmul primitive):
 //   qtune::MatMulBias -> activation                 => qtune::MatMulBias{activation}
+// (activation: ActivationOf's, plus Gelu in both forms, MatMulActivationOf)
 //   Gemm(A, B const, C const [N]) -> activation     => qtune::MatMulBias{activation}
 // The Gemm form is the one exporters write for Linear layers (transB = 1, alpha = beta = 1);
 // B is transposed once here when transB is set, a missing C becomes a zero bias.
@@ -86,7 +87,7 @@ StatusOr<int> FuseMatMulActivation(ir::Graph& graph) {
       if (!fused_matmul && !IsLinearGemm(node)) continue;
       ir::Node* act = SoleConsumer(node->output(0));
       if (act == nullptr) continue;
-      std::optional<Activation> a = ActivationOf(*act, graph.onnx_opset());
+      std::optional<Activation> a = MatMulActivationOf(*act, graph.onnx_opset());
       if (!a) continue;
       RETURN_IF_ERROR(Apply(graph, node, act, *a));
       ++count;

@@ -39,6 +39,10 @@ StatusOr<bool> AppendActivation(const ir::Node& fused_node, dnnl::post_ops& post
     post_ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
   } else if (a.op == "Tanh") {
     post_ops.append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f);
+  } else if (a.op == "Gelu") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f);
+  } else if (a.op == "GeluTanh") {
+    post_ops.append_eltwise(1.0f, alg::eltwise_gelu_tanh, 0.0f, 0.0f);
   } else {
     return false;
   }
