@@ -204,8 +204,12 @@ StatusOr<Prepared> Prepare(runtime::Session& session, const WorkerRequest& reque
                            const std::string& path) {
   Prepared prepared{&session, {}};
   ASSIGN_OR_RETURN(Sizes sizes, ResolveSizes(session.graph(), request.shapes, path));
+  // FailedPrecondition: sizes known only while the model runs; it compiles in stages
+  // during the warm-up runs instead.
   StatusOr<const runtime::Plan*> plan = session.Prepare(sizes);
-  if (!plan.ok()) return plan.status().WithContext(path);
+  if (!plan.ok() && plan.status().code() != StatusCode::kFailedPrecondition) {
+    return plan.status().WithContext(path);
+  }
   ASSIGN_OR_RETURN(prepared.inputs, RandomInputs(session.graph(), sizes, request.seed));
   return prepared;
 }

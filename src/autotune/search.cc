@@ -15,6 +15,7 @@
 #include "core/file_io.h"
 #include "core/logging.h"
 #include "core/progress.h"
+#include "core/sha256.h"
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
 
@@ -113,8 +114,15 @@ StatusOr<std::string> Searcher::PlanKey(const ir::Graph& graph) const {
   runtime::SessionOptions session_options;
   session_options.threads = options_.threads;
   ASSIGN_OR_RETURN(auto session, runtime::Session::Create(graph, session_options));
-  ASSIGN_OR_RETURN(const runtime::Plan* plan, session->Prepare(options_.input_sizes));
-  return CompiledPlanKey(*plan);
+  StatusOr<const runtime::Plan*> plan = session->Prepare(options_.input_sizes);
+  if (!plan.ok() && plan.status().code() == StatusCode::kFailedPrecondition) {
+    // Sizes known only while the model runs (NonMaxSuppression, ...): there is no plan to
+    // compare before running, so the exported graph is its own key (no deduplication).
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(graph));
+    return "graph:" + Sha256Hex(bytes).substr(0, 16);
+  }
+  if (!plan.ok()) return plan.status();
+  return CompiledPlanKey(**plan);
 }
 
 StatusOr<Searcher::Incumbent> Searcher::MakeIncumbent(Placement placement) {

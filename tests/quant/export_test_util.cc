@@ -139,13 +139,6 @@ int CountOps(const ir::Graph& graph, const std::string& op_type) {
   return n;
 }
 
-Tensor UniformTensor(const std::vector<int64_t>& sizes, std::mt19937& rng, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(NumElements(sizes)));
-  for (float& x : v) x = dist(rng);
-  return Tensor::FromVector<float>(sizes, v);
-}
-
 StatusOr<QuantizeModelResult> QuantizeOn(const ir::Graph& model, const Tensor& calib,
                                          const std::string& tag) {
   const std::filesystem::path path =

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -45,9 +44,6 @@ std::vector<int64_t> Labels(const Tensor& labels);  // int64 [N]
 QuantPlan HandMadePlan(const ir::Graph& graph, QuantFormat format, int64_t calib_samples = 128);
 
 int CountOps(const ir::Graph& graph, const std::string& op_type);
-
-// Uniform random float32 values in [-scale, scale], drawn from the caller's generator.
-Tensor UniformTensor(const std::vector<int64_t>& sizes, std::mt19937& rng, float scale);
 
 // QuantizeModel with default options on `calib` (written to a temporary .npy named after
 // `tag`, removed before returning), progress off.

@@ -12,6 +12,7 @@
 #include "ir/verify.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
+#include "util/random_tensor.h"
 
 namespace qtune::quant {
 namespace {
@@ -25,26 +26,26 @@ std::unique_ptr<ir::Graph> ConvLstmMatMul(std::mt19937& rng) {
   ir::Value* x = b.Input("input", DataType::kFloat32, {1, 1, 8, 16});
   ir::Value* conv =
       b.Op("Conv",
-           {x, b.Initializer("conv_w", testing::UniformTensor({4, 1, 3, 3}, rng, 0.5f)),
-            b.Initializer("conv_b", testing::UniformTensor({4}, rng, 0.1f))},
+           {x, b.Initializer("conv_w", qtune::testing::UniformTensor({4, 1, 3, 3}, rng, 0.5f)),
+            b.Initializer("conv_b", qtune::testing::UniformTensor({4}, rng, 0.1f))},
            {Attribute::Ints("pads", {1, 1, 1, 1})});
   ir::Value* seq = b.Op(
       "Reshape", {conv, b.Initializer("seq_shape", Tensor::FromVector<int64_t>({3}, {8, 1, 64}))});
   ir::OpOptions lstm_options;
   lstm_options.name = "lstm";
-  std::vector<ir::Value*> lstm =
-      b.MultiOp("LSTM",
-                {seq, b.Initializer("lstm_w", testing::UniformTensor({1, 64, 64}, rng, 0.2f)),
-                 b.Initializer("lstm_r", testing::UniformTensor({1, 64, 16}, rng, 0.3f)),
-                 b.Initializer("lstm_b", testing::UniformTensor({1, 128}, rng, 0.1f))},
-                1, {Attribute::Int("hidden_size", 16)}, lstm_options);
+  std::vector<ir::Value*> lstm = b.MultiOp(
+      "LSTM",
+      {seq, b.Initializer("lstm_w", qtune::testing::UniformTensor({1, 64, 64}, rng, 0.2f)),
+       b.Initializer("lstm_r", qtune::testing::UniformTensor({1, 64, 16}, rng, 0.3f)),
+       b.Initializer("lstm_b", qtune::testing::UniformTensor({1, 128}, rng, 0.1f))},
+      1, {Attribute::Int("hidden_size", 16)}, lstm_options);
   ir::Value* rows = b.Op(
       "Reshape", {lstm[0], b.Initializer("rows_shape", Tensor::FromVector<int64_t>({2}, {8, 16}))});
   ir::OpOptions out_options;
   out_options.output_names = {"logits"};
-  ir::Value* y =
-      b.Op("MatMul", {rows, b.Initializer("fc_w", testing::UniformTensor({16, 32}, rng, 0.5f))}, {},
-           out_options);
+  ir::Value* y = b.Op(
+      "MatMul", {rows, b.Initializer("fc_w", qtune::testing::UniformTensor({16, 32}, rng, 0.5f))},
+      {}, out_options);
   b.Output(y);
   return b.Build();
 }
@@ -53,7 +54,7 @@ TEST(QuantizeLstmTest, LstmStaysFloatAndTheModelRuns) {
   std::mt19937 rng(2340);
   std::unique_ptr<ir::Graph> model = ConvLstmMatMul(rng);
   auto result =
-      testing::QuantizeOn(*model, testing::UniformTensor({32, 1, 8, 16}, rng, 1.0f), "lstm");
+      testing::QuantizeOn(*model, qtune::testing::UniformTensor({32, 1, 8, 16}, rng, 1.0f), "lstm");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   ASSERT_NE(result->quantized, nullptr);
   ASSERT_TRUE(ir::Verify(*result->quantized).ok());
@@ -72,7 +73,7 @@ TEST(QuantizeLstmTest, LstmStaysFloatAndTheModelRuns) {
         << "LSTM input " << i << " is dequantized";
   }
 
-  Tensor x = testing::UniformTensor({1, 1, 8, 16}, rng, 1.0f);
+  Tensor x = qtune::testing::UniformTensor({1, 1, 8, 16}, rng, 1.0f);
   auto fp = testing::RunQtune(*model, "input", x);
   auto q = testing::RunQtune(*result->quantized, "input", x);
   ASSERT_TRUE(fp.ok()) << fp.status().ToString();

@@ -28,4 +28,13 @@ inline Tensor RandomUniformTensor(const std::vector<int64_t>& sizes, uint32_t se
   return t;
 }
 
+// Values from U(-scale, scale), drawn from the caller's generator (a sequence of tensors
+// from one seed).
+inline Tensor UniformTensor(const std::vector<int64_t>& sizes, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  Tensor t = *Tensor::Allocate(DataType::kFloat32, sizes);
+  for (float& v : t.span<float>()) v = dist(rng);
+  return t;
+}
+
 }  // namespace qtune::testing
