@@ -13,6 +13,12 @@
 //   Y = activation(MatMul(A, W) + bias)   (reference kernel: matmul_bias_reference.cc)
 //   optional attributes activation / activation_params as for FusedConv, plus Gelu and
 //   GeluTanh (erf and tanh GELU, MatMulActivationOf)
+//
+// qtune::Attention   inputs: Q [B, S, H*D], K [B, T, H*D], V [B, T, H*D], [mask]
+//   attributes: num_heads (H), scale (float)
+//   per head h (columns h*D .. h*D+D-1 of Q, K, V and Y):
+//   Y_h = Softmax(Q_h K_h^T * scale + mask, last axis) V_h; mask broadcasts to [B,H,S,T]
+//   (reference kernel: attention_reference.cc; oneDNN: kernels/onednn_attention.cc)
 #pragma once
 
 #include <optional>
@@ -29,6 +35,7 @@ inline constexpr size_t kFusedConvSumInput = 3;
 
 class ReferenceRegistry;
 void RegisterMatMulBiasReference(ReferenceRegistry& registry);
+void RegisterAttentionReference(ReferenceRegistry& registry);
 
 bool IsQtuneOp(const ir::Node& node, const char* op_type);
 inline bool IsFusedConv(const ir::Node& node) { return IsQtuneOp(node, "FusedConv"); }

@@ -38,6 +38,7 @@ StatusOr<std::vector<Tensor>> FusedConvReference(const KernelArgs& args) {
 void RegisterFusedKernels(ReferenceRegistry& registry) {
   registry.Register("qtune::FusedConv", FusedConvReference);
   RegisterMatMulBiasReference(registry);
+  RegisterAttentionReference(registry);
   RegisterQuantFusedReference(registry);
   RegisterQuantAddReference(registry);
   RegisterQuantLookupReference(registry);

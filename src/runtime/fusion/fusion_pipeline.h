@@ -29,6 +29,7 @@ struct FusionReport {
   int layer_norm = 0;
   int gelu = 0;
   int matmul_bias = 0;
+  int attention = 0;  // qtune::Attention (attention_fusion.cc)
   int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
   int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
   int qdq_lookup = 0;       // qtune::QLookup
@@ -36,7 +37,7 @@ struct FusionReport {
   // constants (passes/fold_constant_dequantize.h) so their readers run on oneDNN kernels.
   int dequantize_folded = 0;
   int total() const {
-    return activations + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
+    return activations + attention + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
            matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup + dequantize_folded;
   }
 };
@@ -53,6 +54,8 @@ StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  /
 StatusOr<int> FuseDecomposedLayerNorm(ir::Graph& graph, const SizesByName& sizes);
 StatusOr<int> FuseDecomposedGelu(ir::Graph& graph);  // erf and tanh forms -> Gelu
 StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes);  // -> MatMulBias
+// Q·Kᵀ [scale] [mask] Softmax ·V with its head split/merge Transposes -> qtune::Attention.
+StatusOr<int> FuseAttention(ir::Graph& graph, const SizesByName& sizes);
 // QDQ models (qdq_fusion.cc, qdq_passthrough_fusion.cc; run after the float fusions so
 // that Conv + activation / residual Add are already one FusedConv).
 StatusOr<int> FuseQdqPassThrough(ir::Graph& graph, const SizesByName& sizes);

@@ -23,6 +23,7 @@
   X(OnednnSoftmaxNorm)        \
   X(OnednnRnn)                \
   X(OnednnBatchMatMul)        \
+  X(OnednnAttention)          \
   X(OnednnTranspose)          \
   X(NativeSplit)              \
   X(NativeReduce)             \

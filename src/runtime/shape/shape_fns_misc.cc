@@ -69,7 +69,9 @@ StatusOr<std::vector<ValueInfo>> EinsumShape(const ShapeArgs& args) {
 }  // namespace
 
 void RegisterMiscShapes(ShapeRegistry& registry) {
-  for (const char* op : {"Shrink", "ReverseSequence", "Scatter", "MeanVarianceNormalization"}) {
+  // Attention: qtune domain, Y is Q's [B, S, H*D] (fusion/fused_ops.h).
+  for (const char* op :
+       {"Shrink", "ReverseSequence", "Scatter", "MeanVarianceNormalization", "Attention"}) {
     registry.Register(op, SameAsInput0);
   }
   registry.Register("BitShift", BitShiftShape);
