@@ -35,6 +35,15 @@ Status CheckTensorSize(DataType dtype, const std::vector<int64_t>& sizes) {
 }
 
 StatusOr<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> sizes) {
+  ASSIGN_OR_RETURN(Tensor t, AllocateUninitialized(dtype, std::move(sizes)));
+  // The whole allocation, padding to the alignment included (as before the split).
+  const size_t bytes = t.byte_size();
+  std::memset(t.data_, 0,
+              bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  return t;
+}
+
+StatusOr<Tensor> Tensor::AllocateUninitialized(DataType dtype, std::vector<int64_t> sizes) {
   if (!IsStorableDataType(dtype)) {
     return UnimplementedError("tensors of type " + std::string(DataTypeName(dtype)) +
                               " are not supported");
@@ -60,7 +69,6 @@ StatusOr<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> sizes) {
                                   std::string(DataTypeName(dtype)) + " (" +
                                   std::to_string(bytes >> 20) + " MiB): not enough memory");
   }
-  std::memset(p, 0, alloc);
   t.owned_ = std::shared_ptr<std::byte[]>(p, AlignedDelete());
   t.data_ = p;
   t.valid_ = true;

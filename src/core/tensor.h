@@ -30,6 +30,10 @@ class Tensor {
   // Allocates zero-filled owned storage. Fails on a non-storable type, negative sizes or a
   // size above kMaxTensorBytes.
   static StatusOr<Tensor> Allocate(DataType dtype, std::vector<int64_t> sizes);
+  // The same without the zero fill: the contents are whatever the memory held. For buffers
+  // that are overwritten whole before anyone reads them (Session::Run's outputs, which
+  // every kernel of a plan writes completely).
+  static StatusOr<Tensor> AllocateUninitialized(DataType dtype, std::vector<int64_t> sizes);
   // Wraps caller memory. REQUIRES: `data` holds NumElements(sizes) elements of dtype.
   static Tensor Borrow(DataType dtype, std::vector<int64_t> sizes, void* data);
   // Owned tensor from values, e.g. Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}).

@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <queue>
 #include <unordered_set>
 
@@ -351,7 +352,14 @@ Status Graph::SortTopologically() {
   return Status::Ok();
 }
 
+namespace {
+std::atomic<int64_t> g_clone_count{0};
+}  // namespace
+
+int64_t Graph::CloneCount() { return g_clone_count.load(std::memory_order_relaxed); }
+
 std::unique_ptr<Graph> Graph::Clone() const {
+  g_clone_count.fetch_add(1, std::memory_order_relaxed);
   auto copy = std::make_unique<Graph>();
   copy->info_ = info_;
   std::unordered_map<const Value*, Value*> map;

@@ -223,6 +223,9 @@ class Graph {
   // Deep copy, nodes in topological order. Initializer tensors are shared (the Graph never
   // writes into them; SetInitializer replaces the tensor).
   std::unique_ptr<Graph> Clone() const;
+  // How many times Clone() ran in this process (all graphs, all threads): for tests that
+  // pin how often a flow copies a model (Session::Create, tune::LoadTunedSession).
+  static int64_t CloneCount();
 
  private:
   Value* NewValue(std::string name);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 
 #include "core/logging.h"
 #include "ir/verify.h"
@@ -88,8 +89,15 @@ StatusOr<PipelineReport> RunPasses(ir::Graph& graph, std::span<const PassEntry> 
   return report;
 }
 
+namespace {
+std::atomic<int64_t> g_pipeline_runs{0};
+}  // namespace
+
 StatusOr<PipelineReport> RunPipeline(ir::Graph& graph, const PassOptions& options) {
+  g_pipeline_runs.fetch_add(1, std::memory_order_relaxed);
   return RunPasses(graph, DefaultPipeline(), options);
 }
+
+int64_t PipelineRunCount() { return g_pipeline_runs.load(std::memory_order_relaxed); }
 
 }  // namespace qtune::passes

@@ -58,4 +58,8 @@ StatusOr<PipelineReport> RunPasses(ir::Graph& graph, std::span<const PassEntry> 
 // RunPasses(graph, DefaultPipeline(), options).
 StatusOr<PipelineReport> RunPipeline(ir::Graph& graph, const PassOptions& options);
 
+// How many times RunPipeline ran in this process (all threads): for tests that pin how
+// often a flow cleans a model (once per session, tune::LoadTunedSession included).
+int64_t PipelineRunCount();
+
 }  // namespace qtune::passes

@@ -144,6 +144,7 @@ class PlanBuilder {
     }
     std::optional<KernelChoice> choice;
     std::vector<KernelRejection> passed_over;
+    std::string registration;
     const bool any_output = std::any_of(request.outputs.begin(), request.outputs.end(),
                                         [](const ValueInfo* o) { return o != nullptr; });
     const bool all_outputs_empty =
@@ -175,6 +176,7 @@ class PlanBuilder {
       ASSIGN_OR_RETURN(KernelSelection selection, registry_.Choose(request, choose));
       choice = std::move(selection.choice);
       passed_over = std::move(selection.passed_over);
+      registration = std::move(selection.kernel);
     }
 
     // A kernel gives one layout per input and output it handles; a node with more (a
@@ -192,6 +194,7 @@ class PlanBuilder {
     step.inplace_input = choice->inplace_input;
     step.precision = choice->precision;
     step.passed_over = std::move(passed_over);
+    step.registration = std::move(registration);
     // The reference tier propagates NaN and inf; the fast tier checks where they can start.
     step.check_non_finite =
         options_.use_onednn && MayCreateNonFinite(node, {request.inputs.data(), node.num_inputs()});

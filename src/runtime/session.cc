@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/check.h"
 #include "core/shape.h"
 #include "passes/pipeline.h"
 #include "runtime/kernels/onednn_context.h"
@@ -13,8 +14,13 @@ namespace qtune::runtime {
 
 StatusOr<std::unique_ptr<Session>> Session::Create(const ir::Graph& graph,
                                                    const SessionOptions& options) {
-  std::unique_ptr<ir::Graph> copy = graph.Clone();
-  if (options.optimize) {
+  return Create(graph.Clone(), options);
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(std::unique_ptr<ir::Graph> copy,
+                                                   const SessionOptions& options) {
+  QTUNE_CHECK(copy != nullptr);
+  if (options.optimize && !options.graph_is_clean) {
     passes::PassOptions pass_options;
     pass_options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs,
                                 int64_t opset) { return EvaluateNode(node, inputs, opset); };
@@ -128,10 +134,9 @@ StatusOr<NamedValues> Session::RunValues(const NamedValues& inputs) {
     }
     if (value.is_tensor() && value.tensor().is_valid() && type.dtype != DataType::kUndefined &&
         value.tensor().dtype() != type.dtype) {
-      return InvalidArgumentError("input '" + name + "' is " +
-                                  std::string(DataTypeName(value.tensor().dtype())) +
-                                  " but the model expects " +
-                                  std::string(DataTypeName(type.dtype)));
+      return InvalidArgumentError(
+          "input '" + name + "' is " + std::string(DataTypeName(value.tensor().dtype())) +
+          " but the model expects " + std::string(DataTypeName(type.dtype)));
     }
     if (options_.use_onednn && value.is_tensor() && value.tensor().is_valid()) {
       reference |= AnyNonFinite(value.tensor());
@@ -255,7 +260,10 @@ StatusOr<NamedTensors> Session::RunLocked(const NamedTensors& inputs) {
   outputs.reserve(plan.output_ids.size());
   for (size_t i = 0; i < plan.output_ids.size(); ++i) {
     const PlanValue& v = plan.values[plan.output_ids[i]];
-    ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(v.dtype, v.physical_sizes()));
+    // Not zero-filled: each output is written whole, by the kernel of the step that makes
+    // it or by the executor's copy (every kernel writes all of its outputs:
+    // tests/runtime/kernels_write_whole_outputs_test.cc).
+    ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateUninitialized(v.dtype, v.physical_sizes()));
     outputs.emplace_back(graph_->outputs()[i]->name(), std::move(t));
   }
   input_views_.resize(given_.size());

@@ -35,8 +35,11 @@ struct SessionOptions {
   int threads = 1;
   bool use_onednn = true;  // false: reference kernels only
   bool optimize = true;    // run the pass pipeline and the runtime fusions
-  bool profile = false;    // time every step (Plan::ProfileToString)
-  bool bf16 = false;       // fp32 Conv/MatMul/Gemm compute in bfloat16 (CompileOptions::bf16)
+  // The graph has been through passes::RunPipeline already (tune::BuildTunedGraph): Create
+  // does not run it again. The runtime fusions still follow `optimize`.
+  bool graph_is_clean = false;
+  bool profile = false;  // time every step (Plan::ProfileToString)
+  bool bf16 = false;     // fp32 Conv/MatMul/Gemm compute in bfloat16 (CompileOptions::bf16)
   // These nodes compute in bfloat16 (CompileOptions::bf16_nodes). Session::Create adds
   // the names a model lists in its metadata_props entry kBf16NodesMetadataKey.
   std::set<std::string> bf16_nodes;
@@ -52,7 +55,12 @@ using NamedValues = std::vector<std::pair<std::string, RunValue>>;
 
 class Session {
  public:
+  // Cleans a private copy of `graph` (one Graph::Clone, one pass pipeline run).
   static StatusOr<std::unique_ptr<Session>> Create(const ir::Graph& graph,
+                                                   const SessionOptions& options);
+  // Takes `graph` over instead of copying it (the caller's own copy, e.g. a checkpoint's
+  // rebuilt graph). REQUIRES: graph != nullptr.
+  static StatusOr<std::unique_ptr<Session>> Create(std::unique_ptr<ir::Graph> graph,
                                                    const SessionOptions& options);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -160,7 +160,10 @@ StatusOr<TunedSession> LoadTunedSession(const ir::Graph& model, const std::strin
   runtime::SessionOptions session_options;
   session_options.threads = out.threads;
   session_options.bf16 = out.candidate == "bf16";
-  ASSIGN_OR_RETURN(out.session, runtime::Session::Create(**graph, session_options));
+  // BuildTunedGraph cleaned its copy: the session takes it over as it is (no second copy,
+  // no second pass pipeline run).
+  session_options.graph_is_clean = true;
+  ASSIGN_OR_RETURN(out.session, runtime::Session::Create(std::move(*graph), session_options));
   ASSIGN_OR_RETURN(const runtime::Plan* compiled, out.session->Prepare(out.input_sizes));
   (void)compiled;
   if (options.warmup_runs > 0) {

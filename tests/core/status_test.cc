@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/tensor.h"
@@ -57,6 +59,30 @@ TEST(TensorTest, AllocateRejectsHugeAndNegativeSizes) {
   EXPECT_EQ(Tensor::Allocate(DataType::kInt64, {int64_t{1} << 62, 4}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(Tensor::Allocate(DataType::kString, {2}).status().code(), StatusCode::kUnimplemented);
+}
+
+// AllocateUninitialized checks sizes as Allocate does; Allocate still zero-fills, even
+// memory a freed uninitialized tensor left dirty.
+TEST(TensorTest, UninitializedAllocationChecksLikeAllocateAndAllocateStillZeroes) {
+  EXPECT_EQ(Tensor::AllocateUninitialized(DataType::kFloat32, {-1, 3}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Tensor::AllocateUninitialized(DataType::kFloat32, {int64_t{1} << 40}).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(Tensor::AllocateUninitialized(DataType::kString, {2}).status().code(),
+            StatusCode::kUnimplemented);
+  auto raw = Tensor::AllocateUninitialized(DataType::kFloat32, {3, 5});
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(raw->sizes(), (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(raw->raw_data()) % 64, 0u);
+  for (int round = 0; round < 4; ++round) {
+    auto dirty = Tensor::AllocateUninitialized(DataType::kUint8, {1000});
+    ASSERT_TRUE(dirty.ok());
+    std::memset(dirty->raw_data(), 0xA5, 1000);
+    *dirty = Tensor();
+    auto zeroed = Tensor::Allocate(DataType::kUint8, {1000});
+    ASSERT_TRUE(zeroed.ok());
+    for (uint8_t v : zeroed->span<uint8_t>()) ASSERT_EQ(v, 0);
+  }
 }
 
 TEST(TensorTest, CopiesAliasAndCloneDoesNot) {

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "ir/builder.h"
+#include "ir/matmul_stack.h"
 #include "ir/onnx_io.h"
+#include "passes/pipeline.h"
 #include "runtime/reference/reference_executor.h"
 
 namespace qtune::runtime {
@@ -173,6 +175,41 @@ TEST(SessionTest, EmptyInputsWithNonEmptyOutputsAreComputed) {
     ASSERT_EQ(matmul.sizes(), (std::vector<int64_t>{3, 5}));
     for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(matmul.data<float>()[i], 0.0f);
   }
+}
+
+}  // namespace
+}  // namespace qtune::runtime
+
+namespace qtune::runtime {
+namespace {
+
+// Prepare once (issue 26 item 5): Create copies and cleans the model once; the overload
+// taking the graph over copies nothing (graph_is_clean: and cleans nothing); each plan
+// makes its own fused copy once, and a plan found again makes none.
+TEST(SessionTest, CreateCopiesAndCleansTheModelOnceAndTheOwnedOverloadNotAtAll) {
+  std::unique_ptr<ir::Graph> model = ir::BuildMatMulStack({.layers = 2, .width = 8});
+  int64_t clones = ir::Graph::CloneCount();
+  int64_t pipelines = passes::PipelineRunCount();
+  auto session = Session::Create(*model, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  EXPECT_EQ(ir::Graph::CloneCount() - clones, 1);
+  EXPECT_EQ(passes::PipelineRunCount() - pipelines, 1);
+
+  clones = ir::Graph::CloneCount();
+  ASSERT_TRUE((*session)->Prepare({{"x", {1, 8}}}).ok());
+  ASSERT_TRUE((*session)->Prepare({{"x", {1, 8}}}).ok());
+  EXPECT_EQ(ir::Graph::CloneCount() - clones, 1) << "one fused copy per plan, made once";
+
+  SessionOptions clean;
+  clean.graph_is_clean = true;
+  std::unique_ptr<ir::Graph> own = model->Clone();
+  clones = ir::Graph::CloneCount();
+  pipelines = passes::PipelineRunCount();
+  auto adopted = Session::Create(std::move(own), clean);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_EQ(ir::Graph::CloneCount() - clones, 0);
+  EXPECT_EQ(passes::PipelineRunCount() - pipelines, 0);
+  EXPECT_EQ((*adopted)->graph().nodes().size(), model->nodes().size());
 }
 
 }  // namespace

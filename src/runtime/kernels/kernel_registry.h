@@ -102,6 +102,9 @@ class KernelRegistry {
   StatusOr<KernelSelection> Choose(const KernelRequest& request,
                                    const ChooseOptions& options) const;
 
+  // Every registration (not the fallback), in registration order.
+  const std::vector<KernelRegistration>& registrations() const { return registrations_; }
+
   // Why `registration` cannot serve `request` by its opset range and dtypes, or "".
   static std::string FilterReason(const KernelRegistration& registration,
                                   const KernelRequest& request);

@@ -48,6 +48,10 @@ struct PlanStep {
   // The executor checks this step's outputs for NaN and inf (plan/non_finite.h).
   bool check_non_finite = false;
   Precision precision = Precision::kFloat32;  // what the kernel computes in
+  // The kernel registration that served the step (KernelRegistration::name, "reference"
+  // for the fallback), or "" for steps the compiler makes itself (reorders, empty
+  // outputs, control flow).
+  std::string registration;
   // The kernels Compile tried before this one and why each did not serve the node
   // (kernel_registry.h); printed by ToString({.explain_kernels = true}).
   std::vector<KernelRejection> passed_over;
