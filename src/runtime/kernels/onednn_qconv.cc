@@ -114,9 +114,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelReques
     std::optional<QuantPrimitiveAttributes> attrs;
     std::optional<dnnl::convolution_forward::primitive_desc> pd;
     for (bool fold : {false, true}) {
-      attrs = MakeQuantAttributes(
-          node, *params,
-          {.sum_desc = sum_md, .sum_zero_point_in_bias = fold, .dst_zero_point_in_bias = true});
+      attrs =
+          MakeQuantAttributes(node, *params, {.sum_desc = sum_md, .sum_zero_point_in_bias = fold});
       if (!attrs) return NotApplicable();
       d.dst = memory::desc(onednn::ToDims(y), attrs->dst_type, tag::nhwc);
       pd = CreatePrimitiveDesc(d, *attrs, *params);

@@ -94,17 +94,13 @@ std::optional<QuantPrimitiveAttributes> MakeQuantAttributes(const ir::Node& node
   // A real-domain constant added before the sum post-op: B[o] and, when folded, the Sum's
   // -sum_scale * sum_zp.
   const float sum_shift = fold_sum_zp ? -p.sum_scale * static_cast<float>(p.sum_zero_point) : 0;
-  const bool fold_dst_zp = options.dst_zero_point_in_bias && p.quantized_output &&
-                           p.y_zero_point != 0 && p.sum == QuantSumKind::kNone && a.op.empty() &&
-                           !a.has_post_linear() && d == t;
-  const float dst_shift = fold_dst_zp ? t * static_cast<float>(p.y_zero_point) : 0.0f;
   out.output_scales.resize(channels);
   for (size_t o = 0; o < channels; ++o) {
     const float acc_scale = p.x_scale * p.w_scale[o];
     if (!(acc_scale > 0.0f) || !std::isfinite(acc_scale)) return std::nullopt;
     out.output_scales[o] = acc_scale / d;
-    if (!p.bias.empty() || fold_sum_zp || fold_dst_zp) {
-      out.bias.push_back(((p.bias.empty() ? 0.0f : p.bias[o]) + sum_shift + dst_shift) / acc_scale);
+    if (!p.bias.empty() || fold_sum_zp) {
+      out.bias.push_back(((p.bias.empty() ? 0.0f : p.bias[o]) + sum_shift) / acc_scale);
     }
   }
   bool all_equal = true;
@@ -115,7 +111,7 @@ std::optional<QuantPrimitiveAttributes> MakeQuantAttributes(const ir::Node& node
     out.attr.set_output_scales(1 << 1, out.output_scales);
   }
   if (p.x_zero_point != 0) out.attr.set_zero_points(DNNL_ARG_SRC, 0, {p.x_zero_point});
-  if (p.quantized_output && p.y_zero_point != 0 && !fold_dst_zp) {
+  if (p.quantized_output && p.y_zero_point != 0) {
     out.attr.set_zero_points(DNNL_ARG_DST, 0, {p.y_zero_point});
   }
 
@@ -133,6 +129,14 @@ std::optional<QuantPrimitiveAttributes> MakeQuantAttributes(const ir::Node& node
     }
   }
   if (!AppendScaledActivation(a, d, t, ops)) return std::nullopt;
+  // ONNX QuantizeLinear rounds v = real / y_scale half to even and then adds the zero
+  // point; oneDNN adds its dst zero point before the final rounding, so an exact tie with
+  // an odd zero point rounded the other way (1.5 + 1 -> 2, not round(1.5) + 1 = 3). An
+  // explicit round (half to even) before the zero point keeps the graph's order; the value
+  // is then an integer and the final conversion only saturates.
+  if (p.quantized_output && p.y_zero_point != 0) {
+    ops.append_eltwise(1.0f, alg::eltwise_round, 0.0f, 0.0f);
+  }
   out.attr.set_post_ops(ops);
   return out;
 }

@@ -4,8 +4,9 @@
 //
 // The primitive computes, per output element of channel o (v2 semantics, checked by the
 // tests): v = (acc + bias_acc[o]) * output_scale[o], then the post-ops in order, then
-// + dst zero point, rounded half to even and saturated to the dst type. acc is the exact
-// sum of (x - x_zp) * w. So with a domain divisor d (v = real / d):
+// + dst zero point, rounded half to even and saturated to the dst type. A dst zero point
+// comes with a round post-op before it (QuantizeLinear rounds, then adds the zero point). acc is
+// the exact sum of (x - x_zp) * w. So with a domain divisor d (v = real / d):
 //   output_scale[o] = x_scale * w_scale[o] / d,  bias_acc[o] = B[o] / (x_scale * w_scale[o]),
 //   Sum as a sum post-op with scale sum_scale / d and its zero point (it must sit in dst),
 //   or as a binary add post-op (float Sum with an int8 dst, d = 1).
@@ -47,12 +48,6 @@ struct QuantAttributeOptions {
   // instead of the sum post-op's zero point, which fewer oneDNN kernels support (grouped
   // int8 convolutions decline it).
   bool sum_zero_point_in_bias = false;
-  // Fold a quantized output's zero point into the bias (y_scale * y_zp added before the
-  // output scale makes round(v) + y_zp) when nothing comes after the scale (no activation,
-  // no Sum). oneDNN's brgconv int8 kernels decline a dst zero point, and the jit kernel
-  // they fall back to is several times slower; ONNX Runtime's layout gives every Conv
-  // without a Relu an asymmetric output.
-  bool dst_zero_point_in_bias = false;
 };
 
 // The attributes for `params`, or nullopt when oneDNN cannot express them (an activation

@@ -1,0 +1,133 @@
+// INT8 exactness of the fused QDQ paths (issue 26 item 4): on third-party QDQ layouts
+// (ONNX Runtime's quantize_static and ModelOpt/TensorRT, util/qdq_model.h) and a quantized
+// detector, qtune's fused int8 output must be no farther from the unfused QDQ reference
+// (qtune's reference tier running the QDQ graph node by node) than ONNX Runtime's own fused
+// int8 output is. The deviation is measured against the reference, never against ONNX
+// Runtime.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "ir/onnx_io.h"
+#include "passes/pipeline.h"
+#include "runtime/reference/registry.h"
+#include "runtime/session.h"
+#include "util/missing_dependency.h"
+#include "util/ort_peer.h"
+#include "util/qdq_model.h"
+#include "util/random_tensor.h"
+#include "util/test_models.h"
+
+namespace qtune::runtime {
+namespace {
+
+struct ExactnessCase {
+  std::string name;
+  std::string path;  // "" = the test ResNet-18
+  std::string input;
+  std::vector<int64_t> sizes;
+  testing::QdqStyle style;
+};
+
+void PrintTo(const ExactnessCase& c, std::ostream* os) { *os << c.name; }
+
+testing::QdqStyle Style(bool u8, bool ort_layout, bool per_channel = true) {
+  testing::QdqStyle s;
+  s.unsigned_activations = u8;
+  s.quantize_all_ops = ort_layout;
+  s.int32_bias = ort_layout;
+  s.per_channel = per_channel;
+  return s;
+}
+
+std::vector<ExactnessCase> Cases() {
+  const std::string models = QTUNE_MODELS_DIR;
+  const std::string fmnist = models + "/fmnist/fmnist_resnet.onnx";
+  const std::string det = models + "/ppocr/ppocrv4_det.onnx";
+  const std::vector<int64_t> fm = {8, 1, 28, 28};
+  return {
+      {"fmnist_ort_u8", fmnist, "input", fm, Style(true, true)},
+      {"fmnist_ort_s8", fmnist, "input", fm, Style(false, true)},
+      {"fmnist_trt_s8", fmnist, "input", fm, Style(false, false)},
+      // The detector is opset 11: per-tensor weight scales only. Open (issue 26 item 4):
+      // in ONNX Runtime's u8 layout the fused graph itself (on the integer reference
+      // kernels too) is 0.274 from the unfused reference against ONNX Runtime's 0.226, so
+      // "ppocrv4_det_ort_u8" (Style(true, true, false)) joins the list once a fusion's
+      // semantics are brought to the graph's.
+      {"ppocrv4_det_trt_s8", det, "x", {1, 3, 96, 128}, Style(false, false, false)},
+      {"resnet18_ort_u8", "", "input", {1, 3, 224, 224}, Style(true, true)},
+      {"resnet18_trt_s8", "", "input", {1, 3, 224, 224}, Style(false, false)},
+  };
+}
+
+StatusOr<std::unique_ptr<ir::Graph>> Cleaned(const std::string& path) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, ir::LoadModel(path));
+  passes::PassOptions options;
+  options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs, int64_t opset) {
+    return EvaluateNode(node, inputs, opset);
+  };
+  RETURN_IF_ERROR(passes::RunPipeline(*graph, options).status());
+  return graph;
+}
+
+StatusOr<NamedTensors> RunSession(const ir::Graph& graph, const NamedTensors& inputs,
+                                  const SessionOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(graph, options));
+  return session->Run(inputs);
+}
+
+class QdqExactnessTest : public ::testing::TestWithParam<ExactnessCase> {};
+
+TEST_P(QdqExactnessTest, FusedIsNoFartherFromTheUnfusedReferenceThanOrt) {
+  const ExactnessCase& c = GetParam();
+  testing::ExpectPresentInCi(testing::OrtAvailable(), "ONNX Runtime (tools/ort)");
+  if (!testing::OrtAvailable()) GTEST_SKIP() << "ONNX Runtime (tools/ort) is not installed";
+  auto model = Cleaned(c.path.empty() ? testing::ResNet18File() : c.path);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  NamedTensors calib = {{c.input, testing::RandomNormalTensor(c.sizes, 1)}};
+  auto qdq = testing::BuildNaiveQdq(**model, calib, c.style);
+  ASSERT_TRUE(qdq.ok()) << qdq.status().ToString();
+  NamedTensors inputs = {{c.input, testing::RandomNormalTensor(c.sizes, 2)}};
+
+  // The unfused QDQ reference: reference kernels, no passes, no fusions.
+  SessionOptions unfused;
+  unfused.use_onednn = false;
+  unfused.optimize = false;
+  auto want = RunSession(**qdq, inputs, unfused);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  // The fused graph on the integer reference kernels, and on the fast kernels.
+  SessionOptions fused_reference;
+  fused_reference.use_onednn = false;
+  auto integer = RunSession(**qdq, inputs, fused_reference);
+  ASSERT_TRUE(integer.ok()) << integer.status().ToString();
+  auto got = RunSession(**qdq, inputs, SessionOptions{});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+
+  std::vector<std::string> names;
+  for (const ir::Value* out : (*qdq)->outputs()) names.push_back(out->name());
+  const std::string file = ::testing::TempDir() + "/" + c.name + "_exactness.onnx";
+  ASSERT_TRUE(ir::SaveModel(**qdq, file).ok());
+  auto ort = testing::RunOrt(file, inputs, names, 1);  // optimizations on: ORT's QDQ fusion
+  ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Tensor& reference = (*want)[i].second;
+    const double qtune_rel = testing::RelativeL2((*got)[i].second, reference);
+    const double integer_rel = testing::RelativeL2((*integer)[i].second, reference);
+    const double ort_rel = testing::RelativeL2((*ort)[i].second, reference);
+    std::printf(
+        "%s %s: relative L2 to the unfused reference: qtune fused %.3g (integer reference "
+        "kernels %.3g), ONNX Runtime fused %.3g\n",
+        c.name.c_str(), names[i].c_str(), qtune_rel, integer_rel, ort_rel);
+    // 1e-6: both agree with the reference to float rounding.
+    EXPECT_LE(qtune_rel, std::max(ort_rel, 1e-6)) << "qtune's fused int8 deviates more than "
+                                                     "ONNX Runtime's from the QDQ graph";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, QdqExactnessTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace qtune::runtime
