@@ -128,6 +128,9 @@ TEST(AttentionFusion, RandomizedCasesFuseAndMatchTheReference) {
     }
     EXPECT_EQ(kernel.rfind("onednn:attention:", 0), 0u) << kernel;
     EXPECT_LE(Distance(built, SessionOptions{}), 1e-5);
+    SessionOptions two_threads;
+    two_threads.threads = 2;
+    EXPECT_LE(Distance(built, two_threads), 1e-5) << "2 threads";
     SessionOptions reference_tier;
     reference_tier.use_onednn = false;
     EXPECT_LE(Distance(built, reference_tier), 1e-5);
