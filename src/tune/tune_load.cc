@@ -164,8 +164,12 @@ StatusOr<TunedSession> LoadTunedSession(const ir::Graph& model, const std::strin
   // no second pass pipeline run).
   session_options.graph_is_clean = true;
   ASSIGN_OR_RETURN(out.session, runtime::Session::Create(std::move(*graph), session_options));
-  ASSIGN_OR_RETURN(const runtime::Plan* compiled, out.session->Prepare(out.input_sizes));
-  (void)compiled;
+  // FailedPrecondition: sizes known only while the model runs; its stages compile during
+  // the warm-up runs below (or the first Run).
+  StatusOr<const runtime::Plan*> compiled = out.session->Prepare(out.input_sizes);
+  if (!compiled.ok() && compiled.status().code() != StatusCode::kFailedPrecondition) {
+    return compiled.status();
+  }
   if (options.warmup_runs > 0) {
     ASSIGN_OR_RETURN(runtime::NamedTensors zeros,
                      ZeroInputs(out.session->graph(), out.input_sizes));
