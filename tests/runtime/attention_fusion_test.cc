@@ -42,8 +42,9 @@ struct Built {
   std::map<std::string, std::vector<int64_t>> sizes;
 };
 
-Built BuildAttention(const AttentionCase& c, uint64_t seed, bool extra_reader = false) {
-  ir::GraphBuilder b(13);
+Built BuildAttention(const AttentionCase& c, uint64_t seed, bool extra_reader = false,
+                     int64_t opset = 13, bool softmax_axis = true) {
+  ir::GraphBuilder b(opset);
   testing::EncoderBuilder e(b, seed);
   const int64_t hidden = c.heads * c.head_size;
   Built out;
@@ -69,7 +70,8 @@ Built BuildAttention(const AttentionCase& c, uint64_t seed, bool extra_reader = 
   if (c.mask == Mask::kPerQueryAndKey) {
     scores = b.Op("Add", {input("mask", {c.seq, c.keys}), scores});
   }
-  Value* probs = b.Op("Softmax", {scores}, {Attribute::Int("axis", -1)});
+  Value* probs = softmax_axis ? b.Op("Softmax", {scores}, {Attribute::Int("axis", -1)})
+                              : b.Op("Softmax", {scores});
   Value* context = b.Op("Transpose", {b.Op("MatMul", {probs, split(v, {0, 2, 1, 3})})},
                         {Attribute::Ints("perm", {0, 2, 1, 3})});
   b.Output(b.Op("Reshape", {context, e.Int64s({0, 0, hidden})}));
@@ -146,6 +148,21 @@ TEST(AttentionFusion, HeadSplitWithASecondReaderIsNotFused) {
   EXPECT_EQ(ops.count("Attention"), 0u);
   EXPECT_EQ(ops["MatMul"], 2);
   EXPECT_LE(Distance(built, SessionOptions{}), 1e-5);
+}
+
+TEST(AttentionFusion, SoftmaxDefaultAxisFollowsTheOpset) {
+  // Opset 11: the default axis is 1, a softmax over [H*S*T] rows of the coerced 2-D input,
+  // not attention; opset 13: the default is the last axis.
+  for (int64_t opset : {11, 13}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    Built built = BuildAttention(AttentionCase{}, 9, false, opset, /*softmax_axis=*/false);
+    auto session = Session::Create(*built.graph, SessionOptions{});
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    std::string kernel;
+    std::map<std::string, int> ops = CompiledOps(**session, built, &kernel);
+    EXPECT_EQ(ops.count("Attention"), opset >= 13 ? 1u : 0u);
+    EXPECT_LE(Distance(built, SessionOptions{}), 1e-5);
+  }
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ bool BroadcastsTo(const std::vector<int64_t>& mask, const std::vector<int64_t>& 
   return true;
 }
 
-std::optional<AttentionMatch> SelectAttention(ir::Node* mm1, const SizesByName& sizes) {
+std::optional<AttentionMatch> SelectAttention(ir::Node* mm1, const SizesByName& sizes,
+                                              int64_t opset) {
   if (!IsDefaultOp(mm1, "MatMul")) return std::nullopt;
   const std::vector<int64_t>* scores_sizes = SizesOf(sizes, mm1->output(0));
   if (scores_sizes == nullptr || scores_sizes->size() != 4) return std::nullopt;
@@ -110,7 +111,9 @@ std::optional<AttentionMatch> SelectAttention(ir::Node* mm1, const SizesByName& 
     next = SoleConsumer(next->output(0));
   }
   if (!IsDefaultOp(next, "Softmax")) return std::nullopt;
-  const int64_t axis = next->GetInt("axis", -1);
+  // Before opset 13 the default axis is 1 and the input is coerced to 2-D at the axis;
+  // either way axis 3 (or -1) of the rank-4 scores is a softmax over the last axis.
+  const int64_t axis = next->GetInt("axis", opset >= 13 ? -1 : 1);
   if (axis != -1 && axis != 3) return std::nullopt;
   m.chain.push_back(next);
   ir::Node* mm2 = SoleConsumer(next->output(0));
@@ -158,7 +161,8 @@ Status ApplyAttention(ir::Graph& graph, AttentionMatch m) {
 
 StatusOr<int> FuseAttention(ir::Graph& graph, const SizesByName& sizes) {
   return pattern::FuseAll(
-      graph, [&](ir::Node* node) { return SelectAttention(node, sizes); }, ApplyAttention);
+      graph, [&](ir::Node* node) { return SelectAttention(node, sizes, graph.onnx_opset()); },
+      ApplyAttention);
 }
 
 }  // namespace qtune::runtime
