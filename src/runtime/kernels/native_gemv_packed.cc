@@ -191,7 +191,7 @@ void RunGemv(const PackedGemvWeights& w, const float* x, int64_t rows, float* y,
     for (int64_t b = 0; b < blocks; ++b) Block(w, x, rows, y, b, options);
     return;
   }
-#pragma omp parallel for num_threads(options.threads) schedule(static)
+#pragma omp parallel for num_threads(options.threads) schedule(dynamic, 2)
   for (int64_t b = 0; b < blocks; ++b) Block(w, x, rows, y, b, options);
 }
 
