@@ -56,8 +56,9 @@ TEST(TensorTest, AllocateRejectsHugeAndNegativeSizes) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(Tensor::Allocate(DataType::kFloat32, {int64_t{1} << 40}).status().code(),
             StatusCode::kResourceExhausted);
+  // An element count past int64 is beyond the size limit too (core/tensor_limits.h).
   EXPECT_EQ(Tensor::Allocate(DataType::kInt64, {int64_t{1} << 62, 4}).status().code(),
-            StatusCode::kInvalidArgument);
+            StatusCode::kResourceExhausted);
   EXPECT_EQ(Tensor::Allocate(DataType::kString, {2}).status().code(), StatusCode::kUnimplemented);
 }
 
