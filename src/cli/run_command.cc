@@ -95,7 +95,8 @@ int PrintPlanOnly(const RunOptions& options, const ir::Graph& graph) {
         "during a run; give --input to print the stages a run goes through"));
   }
   if (!plan.ok()) return ReportAndExitCode(plan.status());
-  std::fprintf(stderr, "%s", (*plan)->ToString({.explain_kernels = options.explain_kernels}).c_str());
+  std::fprintf(stderr, "%s",
+               (*plan)->ToString({.explain_kernels = options.explain_kernels}).c_str());
   return kExitOk;
 }
 

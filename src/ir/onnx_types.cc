@@ -145,7 +145,8 @@ void TensorPartToProto(const TensorType& type, onnx::TypeProto::Tensor* tensor) 
 
 void KindToProto(const TensorType& type, ValueKind kind, onnx::TypeProto* proto) {
   if (kind == ValueKind::kSequence) {
-    TensorPartToProto(type, proto->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type());
+    TensorPartToProto(type,
+                      proto->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type());
   } else {
     TensorPartToProto(type, proto->mutable_tensor_type());
   }

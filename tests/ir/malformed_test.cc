@@ -282,16 +282,28 @@ TEST(MalformedTest, SparseTensorAttributeIsUnimplemented) {
   ExpectError(m, StatusCode::kUnimplemented, "'sparse_value'");
 }
 
-TEST(MalformedTest, SequenceTypedInputIsUnimplemented) {
+// Sequences of tensors and optionals load (they run as the engine's dynamic steps); maps
+// and sequences of sequences do not.
+TEST(MalformedTest, MapTypedInputAndNestedSequenceAreUnimplemented) {
   onnx::ModelProto m = MakeReluModel();
   onnx::ValueInfoProto* in = m.mutable_graph()->add_input();
-  in->set_name("seq");
-  in->mutable_type()
+  in->set_name("map");
+  onnx::TypeProto::Map* map = in->mutable_type()->mutable_map_type();
+  map->set_key_type(7);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(1);
+  ExpectError(m, StatusCode::kUnimplemented, "'map'");
+
+  onnx::ModelProto nested = MakeReluModel();
+  onnx::ValueInfoProto* seq = nested.mutable_graph()->add_input();
+  seq->set_name("seqs");
+  seq->mutable_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
       ->mutable_sequence_type()
       ->mutable_elem_type()
       ->mutable_tensor_type()
       ->set_elem_type(1);
-  ExpectError(m, StatusCode::kUnimplemented, "'seq'");
+  ExpectError(nested, StatusCode::kUnimplemented, "'seqs'");
 }
 
 TEST(MalformedTest, LocalFunctionsAreUnimplemented) {

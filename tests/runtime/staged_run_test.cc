@@ -71,8 +71,8 @@ TEST(StagedRunTest, StagesAreCachedPerSizeSet) {
   GraphRunner runner(*graph, GraphRunnerOptions{});
   Tensor x = Tensor::FromVector<float>({2, 6}, std::vector<float>(12, 1.0f));
   auto run = [&](std::vector<int64_t> shape) {
-    auto out = runner.Run(
-        std::vector<RunValue>{RunValue::Of(x), RunValue::Of(Tensor::FromVector<int64_t>({2}, shape))});
+    auto out = runner.Run(std::vector<RunValue>{
+        RunValue::Of(x), RunValue::Of(Tensor::FromVector<int64_t>({2}, shape))});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
   };
   run({3, 4});
@@ -179,8 +179,8 @@ TEST(StagedRunTest, LoopWithGrowingStateAndRunTimeTripCount) {
   auto graph = b.Build();
   auto session = MakeSession(*graph, true);
   for (int64_t trips : {0, 3, 5}) {
-    auto out = session->Run({{"m", Tensor::Scalar<int64_t>(trips)},
-                             {"start", Tensor::FromVector<float>({2}, {7, 8})}});
+    auto out = session->Run(
+        {{"m", Tensor::Scalar<int64_t>(trips)}, {"start", Tensor::FromVector<float>({2}, {7, 8})}});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ((*out)[0].second.sizes(), std::vector<int64_t>{2 + trips});
   }

@@ -21,8 +21,7 @@ class BodyRunner {
                                                       const GraphRunnerOptions& options) {
     const ir::Attribute* a = node.FindAttribute(attribute);
     if (a == nullptr || a->type != ir::AttributeType::kGraph || a->graphs.size() != 1) {
-      return InvalidArgumentError(node.DebugName() + " has no graph attribute '" + attribute +
-                                  "'");
+      return InvalidArgumentError(node.DebugName() + " has no graph attribute '" + attribute + "'");
     }
     auto body = std::unique_ptr<BodyRunner>(new BodyRunner());
     body->model_.opset_imports[""] = opset;
@@ -91,8 +90,8 @@ StatusOr<std::unique_ptr<DynamicStep>> DynamicStep::Create(const ir::Node& node,
                      ValueKernelRegistry::Get().FindFor(node) != nullptr ||
                      ReferenceRegistry::Get().FindFor(node) != nullptr;
   if (!known) {
-    return UnimplementedError(node.DebugName() + ": op " + op + " (opset " +
-                              std::to_string(opset) + ") has no kernel");
+    return UnimplementedError(node.DebugName() + ": op " + op + " (opset " + std::to_string(opset) +
+                              ") has no kernel");
   }
   return std::unique_ptr<DynamicStep>(new DynamicStep(node, opset, options));
 }
@@ -128,8 +127,7 @@ StatusOr<std::vector<RunValue>> DynamicStep::Run(std::span<const RunValue> input
   for (size_t i = 0; i < node_.num_inputs(); ++i) {
     if (!inputs[i].is_tensor()) {
       return InvalidArgumentError(node_.DebugName() + ": input " + std::to_string(i) +
-                                  " is a sequence or an empty optional; " + op +
-                                  " takes tensors");
+                                  " is a sequence or an empty optional; " + op + " takes tensors");
     }
     tensors.push_back(inputs[i].tensor());
   }
@@ -222,8 +220,7 @@ StatusOr<std::vector<RunValue>> DynamicStep::RunScan(std::span<const RunValue> i
   }
   for (size_t i = 0; i < node_.num_inputs(); ++i) tensors.push_back(inputs[i].tensor());
   for (const RunValue& v : Implicit(inputs)) implicit.push_back(v.tensor());
-  ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                   EvaluateControlFlow(node_, tensors, implicit, opset_));
+  ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateControlFlow(node_, tensors, implicit, opset_));
   std::vector<RunValue> values;
   for (Tensor& t : outs) values.push_back(RunValue::Of(std::move(t)));
   return values;

@@ -35,8 +35,8 @@ class Extractor {
   }
 
   Status AddNode(const ir::Node& node) {
-    ir::NodeSpec spec{node.op_type(), node.domain(), node.name(), {}, {}, node.attributes(),
-                      {},             node.doc_string()};
+    ir::NodeSpec spec{node.op_type(),   node.domain(), node.name(), {}, {}, node.attributes(), {},
+                      node.doc_string()};
     for (const ir::Value* in : node.inputs()) {
       ASSIGN_OR_RETURN(ir::Value * v, Map(in));
       spec.inputs.push_back(v);

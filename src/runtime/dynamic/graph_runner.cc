@@ -50,8 +50,8 @@ bool IsOnnx(const ir::Node& node) { return node.domain().empty() || node.domain(
 
 // Deferred nodes that never become static, whatever the sizes and constants they get.
 bool AlwaysDynamic(const ir::Node& node) {
-  static const auto* ops = new std::set<std::string>{"NonZero", "NonMaxSuppression", "Unique",
-                                                     "Compress"};
+  static const auto* ops =
+      new std::set<std::string>{"NonZero", "NonMaxSuppression", "Unique", "Compress"};
   return HasSubgraphAttribute(node) || (IsOnnx(node) && ops->count(node.op_type()) > 0);
 }
 
@@ -205,8 +205,7 @@ class StageBuilder {
  private:
   // The plan of the static nodes; its outputs are what later steps and stages read.
   Status CompileStaticNodes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes,
-                            const std::vector<const ir::Node*>& next_nodes,
-                            CompiledStage& stage) {
+                            const std::vector<const ir::Node*>& next_nodes, CompiledStage& stage) {
     std::unordered_set<const ir::Node*> later(next_nodes.begin(), next_nodes.end());
     for (const auto& step : stage.dynamic) later.insert(&step->node());
     ExtractOptions extract;

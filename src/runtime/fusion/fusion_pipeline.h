@@ -29,7 +29,7 @@ struct FusionReport {
   int layer_norm = 0;
   int gelu = 0;
   int matmul_bias = 0;
-  int attention = 0;  // qtune::Attention (attention_fusion.cc)
+  int attention = 0;        // qtune::Attention (attention_fusion.cc)
   int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
   int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
   int qdq_lookup = 0;       // qtune::QLookup

@@ -129,20 +129,20 @@ auto Dispatch(const ir::Node& node, DataType type, Fn&& fn)
 
 // Each source file registers its own ops; the Register*Kernels functions of registry.h
 // call these.
-void RegisterUnaryKernels(ReferenceRegistry& registry);     // elementwise_unary.cc
-void RegisterBinaryKernels(ReferenceRegistry& registry);    // elementwise_binary.cc
-void RegisterSelectKernels(ReferenceRegistry& registry);    // elementwise_select.cc
-void RegisterCastKernels(ReferenceRegistry& registry);      // elementwise_cast.cc
-void RegisterReshapeKernels(ReferenceRegistry& registry);   // shape_reshape.cc
-void RegisterCombineKernels(ReferenceRegistry& registry);   // shape_combine.cc
-void RegisterSliceKernels(ReferenceRegistry& registry);     // shape_slice.cc
-void RegisterGatherKernels(ReferenceRegistry& registry);    // shape_gather.cc
-void RegisterGenerateKernels(ReferenceRegistry& registry);  // shape_generate.cc
-void RegisterScatterKernels(ReferenceRegistry& registry);   // shape_scatter.cc
-void RegisterReduceKernels(ReferenceRegistry& registry);    // reduction_reduce.cc
-void RegisterArgKernels(ReferenceRegistry& registry);       // reduction_arg.cc
-void RegisterCumSumKernels(ReferenceRegistry& registry);    // reduction_cumsum.cc
-void RegisterDetectionKernels(ReferenceRegistry& registry);      // detection_nms.cc
+void RegisterUnaryKernels(ReferenceRegistry& registry);           // elementwise_unary.cc
+void RegisterBinaryKernels(ReferenceRegistry& registry);          // elementwise_binary.cc
+void RegisterSelectKernels(ReferenceRegistry& registry);          // elementwise_select.cc
+void RegisterCastKernels(ReferenceRegistry& registry);            // elementwise_cast.cc
+void RegisterReshapeKernels(ReferenceRegistry& registry);         // shape_reshape.cc
+void RegisterCombineKernels(ReferenceRegistry& registry);         // shape_combine.cc
+void RegisterSliceKernels(ReferenceRegistry& registry);           // shape_slice.cc
+void RegisterGatherKernels(ReferenceRegistry& registry);          // shape_gather.cc
+void RegisterGenerateKernels(ReferenceRegistry& registry);        // shape_generate.cc
+void RegisterScatterKernels(ReferenceRegistry& registry);         // shape_scatter.cc
+void RegisterReduceKernels(ReferenceRegistry& registry);          // reduction_reduce.cc
+void RegisterArgKernels(ReferenceRegistry& registry);             // reduction_arg.cc
+void RegisterCumSumKernels(ReferenceRegistry& registry);          // reduction_cumsum.cc
+void RegisterDetectionKernels(ReferenceRegistry& registry);       // detection_nms.cc
 void RegisterCompressUniqueKernels(ReferenceRegistry& registry);  // shape_compress_unique.cc
 void RegisterCropCol2ImKernels(ReferenceRegistry& registry);      // image_crop_col2im.cc
 

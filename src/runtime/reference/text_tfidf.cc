@@ -40,10 +40,10 @@ StatusOr<Pool> BuildPool(const ir::Node& node) {
     const int64_t end = i + 1 < counts.size() ? counts[i + 1] : static_cast<int64_t>(pool.size());
     if (begin < 0 || end < begin || end > static_cast<int64_t>(pool.size()) ||
         (end - begin) % n != 0) {
-      return NodeError(node, "ngram_counts " + std::to_string(begin) + " for " +
-                                 std::to_string(n) + "-grams does not split pool_int64s (" +
-                                 std::to_string(pool.size()) + " items) into " +
-                                 std::to_string(n) + "-grams");
+      return NodeError(node, "ngram_counts " + std::to_string(begin) + " for " + std::to_string(n) +
+                                 "-grams does not split pool_int64s (" +
+                                 std::to_string(pool.size()) + " items) into " + std::to_string(n) +
+                                 "-grams");
     }
     for (int64_t at = begin; at < end; at += n) {
       NgramNode* cursor = &result.root;
@@ -65,7 +65,8 @@ StatusOr<std::vector<Tensor>> TfIdfVectorizer(const KernelArgs& a) {
     return UnsupportedType(a.node, x.dtype());
   }
   if (x.rank() != 1 && x.rank() != 2) {
-    return NodeError(a.node, "input is " + x.DebugString() + "; TfIdfVectorizer takes [C] or [N, C]");
+    return NodeError(a.node,
+                     "input is " + x.DebugString() + "; TfIdfVectorizer takes [C] or [N, C]");
   }
   if (!a.node.GetInts("pool_int64s", {}).size() && a.node.HasAttribute("pool_strings")) {
     return NodeUnimplemented(a.node, "pool_strings needs string tensors, which qtune lacks");
@@ -98,8 +99,8 @@ StatusOr<std::vector<Tensor>> TfIdfVectorizer(const KernelArgs& a) {
   }
   const int64_t rows = x.rank() == 2 ? x.size(0) : 1;
   const int64_t cols = x.size(x.rank() - 1);
-  std::vector<int64_t> out_sizes = x.rank() == 2 ? std::vector<int64_t>{rows, width}
-                                                 : std::vector<int64_t>{width};
+  std::vector<int64_t> out_sizes =
+      x.rank() == 2 ? std::vector<int64_t>{rows, width} : std::vector<int64_t>{width};
   ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(DataType::kFloat32, out_sizes));
   float* out = y.data<float>();
   std::fill(out, out + y.num_elements(), 0.0f);
@@ -116,8 +117,7 @@ StatusOr<std::vector<Tensor>> TfIdfVectorizer(const KernelArgs& a) {
         if (start + distance * (first_n - 1) >= cols) break;
         const NgramNode* cursor = &pool.root;
         int64_t at = start;
-        for (int64_t n = 1; n <= max_n && at < cols && !cursor->next.empty();
-             ++n, at += distance) {
+        for (int64_t n = 1; n <= max_n && at < cols && !cursor->next.empty(); ++n, at += distance) {
           auto hit = cursor->next.find(token(at));
           if (hit == cursor->next.end()) break;
           cursor = hit->second.get();

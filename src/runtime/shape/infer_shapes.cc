@@ -137,9 +137,9 @@ StatusOr<std::vector<ValueInfo>> EvaluateToInfos(const ir::Node& node,
 // (runtime/reference/value_kernels.h), never in a compiled plan.
 bool IsValueOp(const std::string& op) {
   static const auto* ops = new std::set<std::string>{
-      "SequenceEmpty", "SequenceConstruct",  "SequenceInsert",     "SequenceAt",
-      "SequenceErase", "SequenceLength",     "SplitToSequence",    "ConcatFromSequence",
-      "SequenceMap",   "Optional",           "OptionalHasElement", "OptionalGetElement"};
+      "SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceAt",
+      "SequenceErase", "SequenceLength",    "SplitToSequence",    "ConcatFromSequence",
+      "SequenceMap",   "Optional",          "OptionalHasElement", "OptionalGetElement"};
   return ops->count(op) > 0;
 }
 
@@ -166,15 +166,15 @@ StatusOr<std::vector<ValueInfo>> InferNode(const ir::Node& node,
     return ShapeOrSize(node, *in[0], opset);
   }
   if (default_domain && all_constant && !IsDataDependent(op) &&
-      constant_elements <= options.max_constant_eval_elements &&
-      node.implicit_inputs().empty() && !HasSubgraphAttribute(node)) {
+      constant_elements <= options.max_constant_eval_elements && node.implicit_inputs().empty() &&
+      !HasSubgraphAttribute(node)) {
     // (If/Loop/Scan go to their shape functions: EvaluateNode has no kernels for them.)
     std::vector<Tensor> values;
     for (const ValueInfo* info : in) values.push_back(info ? info->constant : Tensor());
     return EvaluateToInfos(node, values, opset, /*keep_values=*/true);
   }
-  if (ShapeFn fn = (default_domain || node.domain() == "qtune") ? ShapeRegistry::Get().Find(op)
-                                                                 : nullptr) {
+  if (ShapeFn fn =
+          (default_domain || node.domain() == "qtune") ? ShapeRegistry::Get().Find(op) : nullptr) {
     return fn(ShapeArgs{node, in, opset, implicit});
   }
   if (!default_domain) {
@@ -193,8 +193,7 @@ StatusOr<std::vector<ValueInfo>> InferNode(const ir::Node& node,
   // Refuse an op with no reference kernel before allocating its zero inputs (sizes from a
   // model's Tile/Expand constants may be gigabytes).
   if (ReferenceRegistry::Get().FindFor(node) == nullptr) {
-    return UnimplementedError(node.DebugName() + ": op " + op + " (opset " +
-                              std::to_string(opset) +
+    return UnimplementedError(node.DebugName() + ": op " + op + " (opset " + std::to_string(opset) +
                               ") has no shape function and no reference kernel");
   }
   std::vector<Tensor> zeros;
@@ -238,12 +237,12 @@ Status StoreOutputs(const ir::Node& node, std::vector<ValueInfo> outs, ValueInfo
 std::vector<size_t> SizeValueInputs(const ir::Node& node) {
   if (!IsDefaultDomain(node)) return {};
   static const auto* table = new std::map<std::string, std::vector<size_t>>{
-      {"Reshape", {1}},       {"Expand", {1}},        {"Tile", {1}},
-      {"Slice", {1, 2, 3, 4}}, {"Pad", {1, 3}},       {"Resize", {1, 2, 3}},
-      {"Upsample", {1}},      {"Squeeze", {1}},       {"Unsqueeze", {1}},
-      {"Split", {1}},         {"ReduceSum", {1}},     {"ReduceMean", {1}},
-      {"ReduceMax", {1}},     {"ReduceMin", {1}},     {"ReduceProd", {1}},
-      {"ReduceL1", {1}},      {"ReduceL2", {1}},      {"ReduceLogSum", {1}},
+      {"Reshape", {1}},         {"Expand", {1}},          {"Tile", {1}},
+      {"Slice", {1, 2, 3, 4}},  {"Pad", {1, 3}},          {"Resize", {1, 2, 3}},
+      {"Upsample", {1}},        {"Squeeze", {1}},         {"Unsqueeze", {1}},
+      {"Split", {1}},           {"ReduceSum", {1}},       {"ReduceMean", {1}},
+      {"ReduceMax", {1}},       {"ReduceMin", {1}},       {"ReduceProd", {1}},
+      {"ReduceL1", {1}},        {"ReduceL2", {1}},        {"ReduceLogSum", {1}},
       {"ReduceLogSumExp", {1}}, {"ReduceSumSquare", {1}}, {"TopK", {1}},
   };
   auto it = table->find(node.op_type());
@@ -299,24 +298,24 @@ StatusOr<PartialShapes> InferShapesPartially(
       continue;
     }
     if (unknown != nullptr) {
-      defer(node, ValueComputedAtRunTime(*node, "input '" + unknown->name() +
-                                                    "' is known only by running"));
+      defer(node, ValueComputedAtRunTime(
+                      *node, "input '" + unknown->name() + "' is known only by running"));
       continue;
     }
     StatusOr<std::vector<ValueInfo>> outs = InferNode(*node, in, implicit, opset, options);
     if (!outs.ok()) {
       // If/Loop/Scan whose sizes depend on the condition or trip count (or whose bodies
       // do) run their bodies step by step instead.
-      const bool control_flow = HasSubgraphAttribute(*node) &&
-                                outs.status().code() == StatusCode::kUnimplemented;
+      const bool control_flow =
+          HasSubgraphAttribute(*node) && outs.status().code() == StatusCode::kUnimplemented;
       if (IsComputedAtRunTime(outs.status()) || control_flow) {
         defer(node, outs.status());
         continue;
       }
       // Kernels evaluated on constants may fail without naming the node (an allocation
       // of sizes a model's values ask for): name it.
-      const bool named = !node->name().empty() &&
-                         outs.status().message().find(node->name()) != std::string::npos;
+      const bool named =
+          !node->name().empty() && outs.status().message().find(node->name()) != std::string::npos;
       return named ? outs.status() : outs.status().WithContext(node->DebugName());
     }
     RETURN_IF_ERROR(StoreOutputs(*node, std::move(*outs), infos));
