@@ -49,6 +49,21 @@ TEST(ControlFlowLoopTest, RepeatedRunsStartFromTheInitialValues) {
   }
 }
 
+// Both tiers give the reference executor's outputs (sizes and values) for `inputs`.
+void ExpectBothTiersMatchTheReference(const ir::Graph& graph, const NamedTensors& inputs) {
+  auto reference = RunReference(graph, inputs);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  for (bool use_onednn : {true, false}) {
+    auto out = RunModel(graph, inputs, use_onednn);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->size(), reference->size());
+    for (size_t i = 0; i < out->size(); ++i) {
+      EXPECT_EQ((*out)[i].second.sizes(), (*reference)[i].second.sizes()) << "output " << i;
+      EXPECT_EQ(Floats((*out)[i].second), Floats((*reference)[i].second)) << "output " << i;
+    }
+  }
+}
+
 // Scan outputs stacked over a trip count known only at run time: the Loop runs as a
 // dynamic step (its body compiled), as the reference executor runs it.
 TEST(ControlFlowLoopTest, RunTimeTripWithScanOutputsRunsInStages) {
@@ -56,17 +71,7 @@ TEST(ControlFlowLoopTest, RunTimeTripWithScanOutputsRunsInStages) {
   for (int64_t trips : {0, 3, 5}) {
     NamedTensors inputs = {{"x", Tensor::FromVector<float>({3}, {1, 2, 3})},
                            {"M", Tensor::Scalar<int64_t>(trips)}};
-    auto reference = RunReference(*graph, inputs);
-    ASSERT_TRUE(reference.ok()) << reference.status().ToString();
-    for (bool use_onednn : {true, false}) {
-      auto out = RunModel(*graph, inputs, use_onednn);
-      ASSERT_TRUE(out.ok()) << out.status().ToString();
-      ASSERT_EQ(out->size(), reference->size());
-      for (size_t i = 0; i < out->size(); ++i) {
-        EXPECT_EQ((*out)[i].second.sizes(), (*reference)[i].second.sizes()) << "output " << i;
-        EXPECT_EQ(Floats((*out)[i].second), Floats((*reference)[i].second)) << "output " << i;
-      }
-    }
+    ExpectBothTiersMatchTheReference(*graph, inputs);
   }
 }
 
@@ -107,17 +112,7 @@ TEST(ControlFlowLoopTest, GrowingCarriedValueWithRunTimeTripRunsInStages) {
   auto graph = testing::BuildLoopGrowing(/*runtime_trip=*/true);
   NamedTensors inputs = {{"v0", Tensor::FromVector<float>({1, 2}, {1, 2})},
                          {"M", Tensor::Scalar<int64_t>(4)}};
-  auto reference = RunReference(*graph, inputs);
-  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
-  for (bool use_onednn : {true, false}) {
-    auto out = RunModel(*graph, inputs, use_onednn);
-    ASSERT_TRUE(out.ok()) << out.status().ToString();
-    ASSERT_EQ(out->size(), reference->size());
-    for (size_t i = 0; i < out->size(); ++i) {
-      EXPECT_EQ((*out)[i].second.sizes(), (*reference)[i].second.sizes()) << "output " << i;
-      EXPECT_EQ(Floats((*out)[i].second), Floats((*reference)[i].second)) << "output " << i;
-    }
-  }
+  ExpectBothTiersMatchTheReference(*graph, inputs);
 }
 
 TEST(ControlFlowLoopTest, IfNestedInTheBodyReadsValuesTwoScopesUp) {
