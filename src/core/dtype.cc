@@ -11,7 +11,7 @@ struct TypeInfo {
   size_t size;
 };
 
-constexpr std::array<TypeInfo, 23> kTypes = {{
+constexpr std::array<TypeInfo, kMaxKnownDataType + 1> kTypes = {{
     {DataType::kUndefined, "undefined", 0},
     {DataType::kFloat32, "float32", 4},
     {DataType::kUint8, "uint8", 1},
@@ -33,8 +33,10 @@ constexpr std::array<TypeInfo, 23> kTypes = {{
     {DataType::kFloat8E4M3FNUZ, "float8e4m3fnuz", 1},
     {DataType::kFloat8E5M2, "float8e5m2", 1},
     {DataType::kFloat8E5M2FNUZ, "float8e5m2fnuz", 1},
-    {DataType::kUint4, "uint4", 0},
-    {DataType::kInt4, "int4", 0},
+    {DataType::kUint4, "uint4", 1},  // unpacked in memory; see dtype.h
+    {DataType::kInt4, "int4", 1},
+    {DataType::kFloat4E2M1, "float4e2m1", 1},
+    {DataType::kFloat8E8M0, "float8e8m0", 1},
 }};
 
 const TypeInfo* Find(DataType type) {
@@ -57,6 +59,15 @@ bool IsStorableDataType(DataType type) {
 size_t DataTypeSize(DataType type) {
   const TypeInfo* info = Find(type);
   return info == nullptr ? 0 : info->size;
+}
+
+bool IsPackedInFiles(DataType type) {
+  return type == DataType::kUint4 || type == DataType::kInt4 || type == DataType::kFloat4E2M1;
+}
+
+int64_t PackedByteSize(DataType type, int64_t num_elements) {
+  if (IsPackedInFiles(type)) return num_elements / 2 + num_elements % 2;
+  return num_elements * static_cast<int64_t>(DataTypeSize(type));
 }
 
 std::string_view DataTypeName(DataType type) {
@@ -84,6 +95,8 @@ bool IsFloatingPoint(DataType type) {
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
     case DataType::kFloat8E5M2FNUZ:
+    case DataType::kFloat8E8M0:
+    case DataType::kFloat4E2M1:
       return true;
     default:
       return false;

@@ -29,6 +29,7 @@ struct NarrowFormat {
 constexpr NarrowFormat kHalf = {10, 15, 0x7BFFu, 0x8000u};
 constexpr NarrowFormat kE4M3FN = {3, 7, 0x7Eu, 0x80u};
 constexpr NarrowFormat kE5M2 = {2, 15, 0x7Bu, 0x80u};
+constexpr NarrowFormat kE2M1 = {1, 1, 0x7u, 0x8u};
 
 enum class RoundResult { kFinite, kOverflow };
 
@@ -191,6 +192,64 @@ float Float8E5M2ToFloat(uint8_t bits) {
     return WithSign(std::bit_cast<float>(f), negative);
   }
   return WithSign(DecodeFinite(magnitude, kE5M2), negative);
+}
+
+uint8_t FloatToFloat4E2M1(float value) {
+  const uint32_t bits = FloatBits(value);
+  constexpr uint8_t kMax = 0x7;  // 6
+  if (IsNanBits(bits)) return kMax;
+  const uint8_t sign = (bits & kF32SignMask) != 0 ? 0x8 : 0x0;
+  if (IsInfBits(bits)) return sign | kMax;
+  uint32_t code = 0;
+  if (RoundToFormat(bits, kE2M1, &code) == RoundResult::kOverflow) return sign | kMax;
+  return sign | static_cast<uint8_t>(code);
+}
+
+float Float4E2M1ToFloat(uint8_t code) {
+  return WithSign(DecodeFinite(code & 0x7u, kE2M1), (code & 0x8u) != 0);
+}
+
+uint8_t FloatToFloat8E8M0(float value, E8M0Rounding rounding, bool saturate) {
+  constexpr uint8_t kNan = 0xFF;
+  constexpr uint8_t kMax = 0xFE;  // 2^127
+  const uint32_t bits = FloatBits(value) & ~kF32SignMask;
+  if (IsNanBits(bits)) return kNan;
+  if (IsInfBits(bits)) return saturate ? kMax : kNan;
+  if (bits == 0) return 0x00;
+  // |value| = significand * 2^exponent with significand in [1, 2) (normals) or the
+  // subnormal's significand in [2^-23, 1) at exponent -126 made normal here.
+  int exponent = static_cast<int>(bits >> 23) - 127;
+  uint32_t mant = bits & kF32MantMask;
+  if ((bits >> 23) == 0) {  // float32 subnormal: normalize
+    exponent = -126;
+    while ((mant & (1u << 23)) == 0) {
+      mant <<= 1;
+      --exponent;
+    }
+    mant &= kF32MantMask;
+  }
+  bool up = false;
+  switch (rounding) {
+    case E8M0Rounding::kUp:
+      up = mant != 0;
+      break;
+    case E8M0Rounding::kDown:
+      up = false;
+      break;
+    case E8M0Rounding::kNearest:
+      up = mant >= (1u << 22);  // significand >= 1.5
+      break;
+  }
+  const int e = exponent + (up ? 1 : 0);
+  if (e > 127) return saturate ? kMax : kNan;
+  if (e < -127) return 0x00;
+  return static_cast<uint8_t>(e + 127);
+}
+
+float Float8E8M0ToFloat(uint8_t code) {
+  if (code == 0xFF) return std::bit_cast<float>(0x7FC00000u);
+  if (code == 0x00) return std::bit_cast<float>(0x00400000u);  // 2^-127, subnormal
+  return std::bit_cast<float>(static_cast<uint32_t>(code) << 23);
 }
 
 }  // namespace qtune

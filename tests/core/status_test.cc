@@ -111,7 +111,9 @@ TEST(DataTypeTest, NamesSizesAndOnnxNumbers) {
   EXPECT_EQ(DataTypeName(DataType::kBfloat16), "bfloat16");
   EXPECT_EQ(static_cast<int>(DataType::kFloat8E5M2), 19);
   EXPECT_TRUE(IsKnownDataType(22));
-  EXPECT_FALSE(IsKnownDataType(23));
+  EXPECT_TRUE(IsKnownDataType(23));  // float4e2m1
+  EXPECT_TRUE(IsKnownDataType(24));  // float8e8m0
+  EXPECT_FALSE(IsKnownDataType(25));
   EXPECT_FALSE(IsKnownDataType(0));
   EXPECT_EQ(*ParseDataType("int8"), DataType::kInt8);
   EXPECT_FALSE(ParseDataType("int9").ok());
