@@ -27,6 +27,8 @@ struct Candidate {
   std::string origin;  // recipe rule that last touched it
   bool enabled = true;
   std::string disabled_reason;
+  bool weight_only = false;     // weights of a layer without activation quantizers
+  bool block_forced = false;    // the block size came from a rule naming this quantizer
 };
 
 std::string QuantizerName(const ir::Node& node, int input_index, QuantSite::Kind kind) {
@@ -96,6 +98,7 @@ class Planner {
   std::vector<Candidate> candidates_;
   QuantPlan plan_;
   ValueGroups groups_;
+  Status error_;  // the first error found while planning layers
 };
 
 bool Planner::Propose(Candidate candidate, std::optional<int> default_axis,
@@ -105,16 +108,21 @@ bool Planner::Propose(Candidate candidate, std::optional<int> default_axis,
   if (!resolved) return false;
   candidate.config = resolved->config;
   candidate.origin = resolved->origin;
+  candidate.block_forced = resolved->block_size_forced;
   out.push_back(std::move(candidate));
   return true;
 }
 
 void Planner::PlanLayer(const ir::Node& node) {
   LayerContext context{infos_, target_, QuantFormat::kInt8};
-  if (auto input = ResolveQuantizer(recipe_, QuantizerName(node, 0, QuantSite::Kind::kActivation),
-                                    node.op_type(), std::nullopt)) {
-    context.format = input->config.format;
-  }
+  auto input = ResolveQuantizer(recipe_, QuantizerName(node, 0, QuantSite::Kind::kActivation),
+                               node.op_type(), std::nullopt);
+  if (input) context.format = input->config.format;
+  context.weight_only =
+      !input && IsConstantValue(node.input(1)) &&
+      ResolveQuantizer(recipe_, QuantizerName(node, 1, QuantSite::Kind::kWeight), node.op_type(),
+                       std::nullopt)
+          .has_value();
   LayerDecision decision = DecideLayer(node, context);
   if (!decision.skip_reason.empty()) {
     plan_.skipped.push_back({node.name(), node.op_type(), decision.skip_reason});
@@ -139,7 +147,35 @@ void Planner::PlanLayer(const ir::Node& node) {
                 node.input(1),
                 QuantSite::Kind::kWeight,
                 node.op_type() + " weight"};
-    Propose(c, decision.weight_axis, layer);
+    if (Propose(c, decision.weight_axis, layer)) {
+      Candidate& w = layer.back();
+      w.weight_only = layer.size() == 1;
+      if (!w.weight_only && FormatInfoOf(w.config.format).weight_only) {
+        if (error_.ok()) {
+          error_ = InvalidArgumentError(
+              "quantizer '" + w.name + "'" +
+              (w.origin.empty() ? "" : " (recipe rule " + w.origin + ")") + " is " +
+              QuantFormatName(w.config.format) +
+              ", a weight-only format, but the layer's activation input is quantized too; "
+              "add a rule {name: \"*input_quantizer\", enable: false} (as the int4 preset "
+              "does) or use int8");
+        }
+        return;
+      }
+      if (w.config.block_size > 0 || FormatInfoOf(w.config.format).blockwise) {
+        const std::string reason =
+            w.value->is_initializer() ? FitWeightBlocks(node, w.config) : "weight is not a constant";
+        if (!reason.empty()) {
+          if (w.block_forced && error_.ok()) {
+            error_ = InvalidArgumentError("quantizer '" + w.name + "' (recipe rule " + w.origin +
+                                          "): " + reason + " of weight '" + w.value->name() +
+                                          "'; use a block size that divides it");
+          }
+          plan_.skipped.push_back({node.name(), node.op_type(), reason});
+          return;
+        }
+      }
+    }
   }
   if (layer.empty()) {
     plan_.skipped.push_back({node.name(), node.op_type(), "every quantizer removed by the recipe"});
@@ -249,13 +285,26 @@ Status Planner::CheckConfigs() {
                                   "supports only symmetric quantization; use --target cpu "
                                   "or drop symmetric: false");
     }
+    if (c.kind == QuantSite::Kind::kActivation && FormatInfoOf(c.config.format).weight_only) {
+      return InvalidArgumentError(where + " is an activation quantizer, but " +
+                                  QuantFormatName(c.config.format) +
+                                  " is a weight-only format; remove activation quantizers "
+                                  "(enable: false) or give them int8");
+    }
+    if (c.kind == QuantSite::Kind::kActivation && c.config.block_size > 0) {
+      return InvalidArgumentError(where + ": block_size applies to weights only");
+    }
     if (c.kind == QuantSite::Kind::kActivation && c.config.axis) {
       return InvalidArgumentError(where +
                                   ": activations are quantized per tensor; use axis: "
                                   "null or axis: channel");
     }
     if (c.kind == QuantSite::Kind::kWeight) {
-      c.config.symmetric = true;  // weights are always symmetric (the engine's s8 weights)
+      // Weights are symmetric (the engine's s8 weights) except block formats with zero
+      // points (int4 with UINT4 zero points).
+      const bool zero_points = FormatInfoOf(c.config.format).zero_point_allowed &&
+                               c.config.block_size > 0;
+      if (!zero_points) c.config.symmetric = true;
       if (c.config.axis) {
         const int rank = static_cast<int>(c.value->initializer().rank());
         int axis = *c.config.axis < 0 ? *c.config.axis + rank : *c.config.axis;
@@ -275,7 +324,8 @@ bool SameConfig(const QuantizerConfig& a, const QuantizerConfig& b) {
   return a.enable == b.enable && a.format == b.format && a.bits == b.bits && a.axis == b.axis &&
          a.symmetric == b.symmetric && a.calibrator.kind == b.calibrator.kind &&
          a.calibrator.percentile == b.calibrator.percentile &&
-         a.calibrator.bins == b.calibrator.bins;
+         a.calibrator.bins == b.calibrator.bins && a.block_size == b.block_size &&
+         a.algorithm == b.algorithm && a.scale_type == b.scale_type;
 }
 
 QuantPlan Planner::BuildPlan(const std::vector<ir::Node*>& order) {
@@ -302,6 +352,7 @@ QuantPlan Planner::BuildPlan(const std::vector<ir::Node*>& order) {
       site->role = c.role;
       site->enabled = c.enabled;
       site->disabled_reason = c.disabled_reason;
+      site->weight_only = c.weight_only;
       const ir::Value* root = groups_.Find(c.value);
       if (c.kind == QuantSite::Kind::kActivation && members[root].size() > 1) {
         site->scale_group = "group:" + root->name();
@@ -333,6 +384,7 @@ StatusOr<QuantPlan> Planner::Run() {
   for (const ResidualAdd& residual : FindResidualAdds(graph_)) {
     if (!no_quantize_.count(residual.add)) PlanResidual(residual);
   }
+  RETURN_IF_ERROR(error_);
   PropagatePassThrough();
   RETURN_IF_ERROR(CheckConfigs());
   return BuildPlan(order);

@@ -1,5 +1,6 @@
 #include "quant/placement_rules.h"
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
@@ -98,6 +99,11 @@ LayerDecision DecideMatMul(const ir::Node& node, const LayerContext& context) {
   GemmDims dims = MatMulDims(node, context.infos);
   if (constant_b) {
     decision.skip_reason = SmallMatMulReason(dims);
+    if (context.weight_only && dims.m == 1) {
+      GemmDims rest = dims;
+      rest.m = -1;
+      decision.skip_reason = SmallMatMulReason(rest);
+    }
     if (!decision.skip_reason.empty()) return decision;
     std::optional<std::vector<int64_t>> b = KnownSizes(node.input(1), context.infos);
     int rank = b ? static_cast<int>(b->size()) : 2;
@@ -153,6 +159,34 @@ std::optional<std::vector<int64_t>> KnownSizes(const ir::Value* value,
   auto it = infos.find(value);
   if (it == infos.end() || it->second.dtype == DataType::kUndefined) return std::nullopt;
   return it->second.sizes;
+}
+
+std::optional<int> ReductionAxis(const ir::Node& node, int weight_rank) {
+  if (node.op_type() == "Gemm") return node.GetInt("transB", 0) != 0 ? 1 : 0;
+  if (node.op_type() == "MatMul") return std::max(0, weight_rank - 2);
+  return std::nullopt;
+}
+
+std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config) {
+  const FormatInfo& info = FormatInfoOf(config.format);
+  if (config.block_size <= 0 && !info.blockwise) return "";
+  if (config.block_size <= 0) config.block_size = info.default_block_size;
+  const std::string what = std::string(info.name) + " block_size " +
+                           std::to_string(config.block_size);
+  const std::vector<int64_t>& w = node.input(1)->initializer().sizes();
+  std::optional<int> axis = ReductionAxis(node, static_cast<int>(w.size()));
+  if (!axis || w.empty() || (node.op_type() == "Gemm" && w.size() != 2)) {
+    return what + ": block formats apply to MatMul/Gemm weights only";
+  }
+  const int64_t k = w[*axis];
+  config.axis = *axis;
+  if (k < config.block_size) {
+    return "K = " + std::to_string(k) + " < " + what + " (one block)";
+  }
+  if (k % config.block_size != 0) {
+    return "K = " + std::to_string(k) + " is not a multiple of " + what;
+  }
+  return "";
 }
 
 LayerDecision DecideLayer(const ir::Node& node, const LayerContext& context) {

@@ -33,7 +33,21 @@ struct LayerContext {
   const runtime::ValueInfoMap& infos;  // shape inference results
   Target target = Target::kCpu;
   QuantFormat format = QuantFormat::kInt8;  // the recipe's format for this layer's input
+  // The recipe removed the activation input quantizer and keeps the weight's: the GEMV
+  // rule (M = 1) does not apply, int8 activations being what does not pay there.
+  bool weight_only = false;
 };
+
+// The reduction axis of a Gemm/MatMul constant weight B (where blocks run): MatMul
+// rank - 2 (0 for rank 1), Gemm 1 with transB, else 0. nullopt for other ops.
+std::optional<int> ReductionAxis(const ir::Node& node, int weight_rank);
+
+// A weight config that needs blocks (block_size > 0, or a blockwise format): sets
+// config.axis to the reduction axis and config.block_size (the format's default when 0).
+// Returns why the block does not fit the weight ("" when it fits or no blocks are
+// asked): not a Gemm/MatMul constant weight, the reduction axis shorter than a block, or
+// not a multiple of it. REQUIRES: node.input(1) is an initializer.
+std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config);
 
 // REQUIRES: node.op_type() is Conv, ConvTranspose, Gemm or MatMul.
 LayerDecision DecideLayer(const ir::Node& node, const LayerContext& context);

@@ -96,6 +96,12 @@ json SiteToJson(const QuantSite& site) {
                   {{"kind", CalibratorName(c.calibrator.kind)},
                    {"percentile", c.calibrator.percentile},
                    {"bins", c.calibrator.bins}}}};
+  if (c.block_size > 0 || c.algorithm != WeightAlgorithm::kRtn ||
+      c.scale_type != ScaleType::kFloat32) {
+    config["block_size"] = c.block_size;
+    config["algorithm"] = WeightAlgorithmName(c.algorithm);
+    config["scale_type"] = ScaleTypeName(c.scale_type);
+  }
   json range = nullptr;
   if (site.range.has_value()) {
     range = {{"min", FloatToJson(site.range->min)},
@@ -111,6 +117,8 @@ json SiteToJson(const QuantSite& site) {
           {"scale_group", site.scale_group},
           {"enabled", site.enabled},
           {"disabled_reason", site.disabled_reason},
+          {"weight_only", site.weight_only},
+          {"input_scale", site.input_scale},
           {"range", std::move(range)}};
 }
 
@@ -121,16 +129,33 @@ StatusOr<QuantizerConfig> ConfigFromJson(const json& j, const std::string& path,
   QuantizerConfig c;
   ASSIGN_OR_RETURN(c.enable, r.Bool("enable"));
   ASSIGN_OR_RETURN(std::string format, r.String("format"));
-  if (format == QuantFormatName(QuantFormat::kInt8)) {
-    c.format = QuantFormat::kInt8;
-  } else if (format == QuantFormatName(QuantFormat::kFp8E4M3)) {
-    c.format = QuantFormat::kFp8E4M3;
-  } else {
-    return r.Error("format", fmt::format("is '{}', not int8 or fp8_e4m3", format));
+  bool known_format = false;
+  for (const FormatInfo& f : AllFormats()) {
+    if (format == f.name) c.format = f.format, known_format = true;
+  }
+  if (!known_format) {
+    return r.Error("format", fmt::format("is '{}', not one of {}", format, FormatNameList()));
   }
   ASSIGN_OR_RETURN(int64_t bits, r.Int("bits"));
-  if (bits != 8) return r.Error("bits", fmt::format("is {}, only 8 is supported", bits));
+  if (bits != FormatInfoOf(c.format).bits) {
+    return r.Error("bits", fmt::format("is {}; {} has {}-bit values", bits, format,
+                                       FormatInfoOf(c.format).bits));
+  }
   c.bits = static_cast<int>(bits);
+  if (j.contains("block_size")) {
+    ASSIGN_OR_RETURN(int64_t block, r.Int("block_size"));
+    if (block < 0 || block > 4096) return r.Error("block_size", "must be in [0, 4096]");
+    c.block_size = static_cast<int>(block);
+    ASSIGN_OR_RETURN(std::string algorithm, r.String("algorithm"));
+    std::optional<WeightAlgorithm> a = ParseWeightAlgorithm(algorithm);
+    if (!a) return r.Error("algorithm", fmt::format("is '{}', not rtn, clip or awq", algorithm));
+    c.algorithm = *a;
+    ASSIGN_OR_RETURN(std::string scale_type, r.String("scale_type"));
+    if (scale_type != "fp32" && scale_type != "fp16") {
+      return r.Error("scale_type", fmt::format("is '{}', not fp32 or fp16", scale_type));
+    }
+    c.scale_type = scale_type == "fp16" ? ScaleType::kFloat16 : ScaleType::kFloat32;
+  }
   auto axis = j.find("axis");
   if (axis == j.end()) return r.Error("axis", "is missing (null for per-tensor)");
   if (axis->is_number_integer()) {
@@ -184,6 +209,16 @@ StatusOr<QuantSite> SiteFromJson(const json& j, const std::string& path, const s
   ASSIGN_OR_RETURN(site.scale_group, r.String("scale_group"));
   ASSIGN_OR_RETURN(site.enabled, r.Bool("enabled"));
   ASSIGN_OR_RETURN(site.disabled_reason, r.String("disabled_reason"));
+  if (j.contains("weight_only")) {
+    ASSIGN_OR_RETURN(site.weight_only, r.Bool("weight_only"));
+  }
+  if (auto s = j.find("input_scale"); s != j.end()) {
+    if (!s->is_array()) return r.Error("input_scale", "must be an array of numbers");
+    for (const json& v : *s) {
+      if (!v.is_number()) return r.Error("input_scale", "must be an array of numbers");
+      site.input_scale.push_back(v.get<float>());
+    }
+  }
   auto range = j.find("range");
   if (range == j.end()) return r.Error("range", "is missing (null when not calibrated)");
   if (!range->is_null()) {

@@ -18,8 +18,11 @@ using recipe_yaml::Located;
 using recipe_yaml::MergedMap;
 
 std::optional<QuantFormat> ParseQuantFormat(const std::string& text) {
-  if (text == "int8") return QuantFormat::kInt8;
-  if (text == "fp8_e4m3" || text == "fp8" || text == "e4m3") return QuantFormat::kFp8E4M3;
+  for (const FormatInfo& f : AllFormats()) {
+    if (text == f.name) return f.format;
+    const std::string aliases = std::string(" ") + f.aliases + " ";
+    if (!text.empty() && aliases.find(" " + text + " ") != std::string::npos) return f.format;
+  }
   return std::nullopt;
 }
 
@@ -156,7 +159,8 @@ StatusOr<AxisSetting> ParseAxis(const Located& at) {
 }
 
 const char kRuleKeys[] =
-    "name, op, enable, format, bits, axis, symmetric, calibrator, percentile, bins";
+    "name, op, enable, format, bits, axis, symmetric, calibrator, percentile, bins, "
+    "block_size, algorithm, scale_type";
 
 StatusOr<QuantizerRule> ParseRule(recipe_yaml::Loader& loader, const Located& at) {
   ASSIGN_OR_RETURN(MergedMap map, loader.MergeMap(at, {}));
@@ -177,10 +181,12 @@ StatusOr<QuantizerRule> ParseRule(recipe_yaml::Loader& loader, const Located& at
       ASSIGN_OR_RETURN(rule.enable, GetBool(value));
     } else if (key == "format") {
       ASSIGN_OR_RETURN(rule.format,
-                       GetEnum<QuantFormat>(value, ParseQuantFormat, "int8, fp8_e4m3"));
+                       GetEnum<QuantFormat>(value, ParseQuantFormat, FormatNameList()));
     } else if (key == "bits") {
       ASSIGN_OR_RETURN(rule.bits, GetInt(value));
-      if (*rule.bits != 8) return ErrorAt(value, "only 8-bit quantizers are supported");
+      if (*rule.bits != 8 && *rule.bits != 4) {
+        return ErrorAt(value, "only 8-bit and 4-bit (int4) quantizers are supported");
+      }
     } else if (key == "axis") {
       ASSIGN_OR_RETURN(rule.axis, ParseAxis(value));
     } else if (key == "symmetric") {
@@ -195,7 +201,8 @@ StatusOr<QuantizerRule> ParseRule(recipe_yaml::Loader& loader, const Located& at
       ASSIGN_OR_RETURN(rule.bins, GetInt(value));
       RETURN_IF_ERROR(CheckBins(value, *rule.bins));
     } else {
-      return UnknownKey(value, key, kRuleKeys);
+      ASSIGN_OR_RETURN(bool low_bit, ParseLowBitRuleKey(key, value, rule));
+      if (!low_bit) return UnknownKey(value, key, kRuleKeys);
     }
   }
   if (!sets_anything) {
@@ -205,6 +212,7 @@ StatusOr<QuantizerRule> ParseRule(recipe_yaml::Loader& loader, const Located& at
   if (rule.format == QuantFormat::kFp8E4M3 && rule.symmetric == false) {
     return ErrorAt(at, "fp8_e4m3 has no zero point; remove 'symmetric: false'");
   }
+  RETURN_IF_ERROR(CheckLowBitRule(at, rule));
   return rule;
 }
 
@@ -474,6 +482,13 @@ std::optional<ResolvedQuantizer> ResolveQuantizer(const Recipe& recipe,
     if (rule.calibrator) out.config.calibrator.kind = *rule.calibrator;
     if (rule.percentile) out.config.calibrator.percentile = *rule.percentile;
     if (rule.bins) out.config.calibrator.bins = *rule.bins;
+    if (rule.format && !rule.bits) out.config.bits = FormatInfoOf(*rule.format).bits;
+    if (rule.algorithm) out.config.algorithm = *rule.algorithm;
+    if (rule.scale_type) out.config.scale_type = *rule.scale_type;
+    if (rule.block_size) {
+      out.config.block_size = *rule.block_size;
+      out.block_size_forced = rule.name_glob.find_first_of("*?[") == std::string::npos;
+    }
     if (rule.axis) {
       switch (rule.axis->kind) {
         case AxisSetting::Kind::kChannel:

@@ -15,8 +15,11 @@
 //     - $import: alias            # lone $import in the list: splices the alias's list
 //     - name: "*weight_quantizer" # glob on the quantizer name (default "*")
 //       op: "Conv*"               # glob on the op type of the node that owns it (default "*")
-//       format: int8 | fp8_e4m3
-//       bits: 8
+//       format: int8 | fp8_e4m3 | int4   (FormatNameList(); int4 is weight-only)
+//       bits: 8                     # the format's bits (4 for int4)
+//       block_size: 64              # weights: blockwise scales along the reduction axis
+//       algorithm: rtn | clip | awq # weights: how scales are chosen (quant_types.h)
+//       scale_type: fp32 | fp16     # weights: type of the exported scales
 //       axis: channel | null | <int>
 //       symmetric: true
 //       calibrator: max | percentile | entropy | mse
@@ -63,8 +66,21 @@ struct QuantizerRule {
   std::optional<CalibratorKind> calibrator;
   std::optional<double> percentile;
   std::optional<int> bins;
+  std::optional<int> block_size;  // 0 = per channel
+  std::optional<WeightAlgorithm> algorithm;
+  std::optional<ScaleType> scale_type;
   std::string origin;  // "FILE:LINE" of the entry, for messages and the summary
 };
+
+// The low-bit keys of a `quantizers:` entry (recipe_lowbit.cc): block_size, algorithm,
+// scale_type. Sets `rule` and returns true when `key` is one of them.
+namespace recipe_yaml {
+struct Located;
+}
+StatusOr<bool> ParseLowBitRuleKey(const std::string& key, const recipe_yaml::Located& value,
+                                  QuantizerRule& rule);
+// Cross-field checks of one entry: bits against the format, block sizes, zero points.
+Status CheckLowBitRule(const recipe_yaml::Located& at, const QuantizerRule& rule);
 
 // The accuracy fallback's settings (accuracy_fallback.h) as a recipe's
 // `accuracy_fallback:` block or the command line (--min-sqnr, --fallback-samples,
@@ -153,6 +169,9 @@ StatusOr<EffectiveSettings> ApplyCliOverrides(Recipe& recipe, const CliOverrides
 struct ResolvedQuantizer {
   QuantizerConfig config;
   std::string origin;  // the last rule that changed it ("" = defaults)
+  // The block size came from a rule whose name has no glob characters (it names this
+  // quantizer): a layer the block does not fit is an error, not a skipped layer.
+  bool block_size_forced = false;
 };
 std::optional<ResolvedQuantizer> ResolveQuantizer(const Recipe& recipe,
                                                   const std::string& quantizer_name,

@@ -39,7 +39,7 @@ class RecipeFiles : public ::testing::Test {
 
 TEST(RecipePresetTest, EveryPresetLoads) {
   std::vector<std::string> names = PresetNames();
-  ASSERT_EQ(names.size(), 5u);
+  ASSERT_EQ(names.size(), 8u);
   for (const std::string& name : names) {
     StatusOr<Recipe> recipe = LoadRecipe(name);
     ASSERT_TRUE(recipe.ok()) << name << ": " << recipe.status().ToString();
@@ -197,8 +197,13 @@ TEST_F(RecipeFiles, WrongTypesAndBadEnumValues) {
     std::string text, where, what;
   } cases[] = {
       {"quantizers:\n  - bits: eight\n", "bad.yaml:2:5", "must be an integer"},
-      {"quantizers:\n  - bits: 4\n", "bad.yaml:2:5", "only 8-bit"},
-      {"quantizers:\n  - format: int4\n", "bad.yaml:2:5", "'int4' is not valid"},
+      {"quantizers:\n  - bits: 6\n", "bad.yaml:2:5", "only 8-bit and 4-bit"},
+      {"quantizers:\n  - format: int3\n", "bad.yaml:2:5", "'int3' is not valid"},
+      {"quantizers:\n  - format: int4\n    bits: 8\n", "bad.yaml:2:5", "4-bit values"},
+      {"quantizers:\n  - block_size: 48\n", "bad.yaml:2:5", "not a power of two"},
+      {"quantizers:\n  - algorithm: gptq\n", "bad.yaml:2:5", "rtn, clip, awq"},
+      {"quantizers:\n  - scale_type: bf16\n", "bad.yaml:2:5", "fp32 or fp16"},
+      {"quantizers:\n  - format: int4\n    block_size: 0\n", "bad.yaml:2:5", "blockwise"},
       {"quantizers:\n  - axis: rows\n", "bad.yaml:2:5", "'channel', null"},
       {"quantizers:\n  - symmetric: maybe\n", "bad.yaml:2:5", "true or false"},
       {"quantizers:\n  - percentile: 150\n", "bad.yaml:2:5", "(0, 100]"},
