@@ -11,6 +11,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,10 @@ class TensorReader {
 
  private:
   Status Reserve(int64_t bytes, const std::string& what);
-  Status ReadExternal(const onnx::TensorProto& proto, const std::string& what, Tensor& tensor);
+  // Reads exactly out.size() bytes (the file's bytes of the tensor: packed for the 4-bit
+  // types) from the external data file `proto` names.
+  Status ReadExternal(const onnx::TensorProto& proto, const std::string& what,
+                      std::span<std::byte> out);
 
   std::string external_data_dir_;
   int64_t max_total_bytes_;
@@ -46,6 +50,9 @@ class TensorReader {
 
 // Writes dtype, dims and raw_data (not the name). REQUIRES: tensor.is_valid().
 void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto);
+// Appends the tensor's bytes as an ONNX file holds them: the 4-bit types packed two per
+// byte (PackedByteSize bytes), everything else as in memory.
+void AppendFileBytes(const Tensor& tensor, std::string* out);
 
 // Tensor types only; sequence/map/optional/sparse types are Unimplemented. A TypeProto
 // without a value is an untyped value (kUndefined, no shape).

@@ -26,7 +26,7 @@ class ExternalData {
 
   // Writes `tensor` into `proto`, inline or as a reference into the data file.
   void Place(const Tensor& tensor, bool is_attribute, onnx::TensorProto* proto) {
-    const int64_t bytes = static_cast<int64_t>(tensor.byte_size());
+    const int64_t bytes = PackedByteSize(tensor.dtype(), tensor.num_elements());
     const bool external = (is_attribute ? attributes_ : initializers_) && bytes >= threshold_;
     if (!external) {
       TensorToProto(tensor, proto);
@@ -37,7 +37,7 @@ class ExternalData {
     const int64_t align = bytes >= kPageAlignFrom ? kPageAlignment : kSmallAlignment;
     const int64_t offset = (static_cast<int64_t>(data_.size()) + align - 1) / align * align;
     data_.resize(static_cast<size_t>(offset), '\0');
-    data_.append(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
+    AppendFileBytes(tensor, &data_);
     proto->set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
     for (auto [key, value] : {std::pair<const char*, std::string>{"location", location_},
                               {"offset", std::to_string(offset)},
@@ -173,17 +173,18 @@ struct TensorBytes {
 TensorBytes CountTensorBytes(const Graph& graph, int64_t threshold) {
   TensorBytes bytes;
   for (Value* init : graph.initializers()) {
-    const auto n = static_cast<int64_t>(init->initializer().byte_size());
+    const Tensor& t = init->initializer();
+    const int64_t n = PackedByteSize(t.dtype(), t.num_elements());
     bytes.initializers_total += n;
     if (n >= threshold) bytes.initializers_movable += n;
   }
   for (Node* node : graph.nodes()) {
     for (const Attribute& a : node->attributes()) {
       if (a.type == AttributeType::kTensor && a.t.is_valid()) {
-        bytes.attributes_total += static_cast<int64_t>(a.t.byte_size());
+        bytes.attributes_total += PackedByteSize(a.t.dtype(), a.t.num_elements());
       }
       for (const Tensor& t : a.tensors)
-        bytes.attributes_total += static_cast<int64_t>(t.byte_size());
+        bytes.attributes_total += PackedByteSize(t.dtype(), t.num_elements());
     }
   }
   return bytes;

@@ -48,7 +48,7 @@ StatusOr<TensorType> FromTensorProtoType(const onnx::TypeProto::Tensor& tensor) 
   const int32_t elem = tensor.elem_type();
   if (elem != 0 && !IsKnownDataType(elem)) {
     return InvalidArgumentError("has unknown data type " + std::to_string(elem) +
-                                " (ONNX defines 1..22)");
+                                " (qtune knows 1.." + std::to_string(kMaxKnownDataType) + ")");
   }
   type.dtype = static_cast<DataType>(elem);
   if (tensor.has_shape()) {

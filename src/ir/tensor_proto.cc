@@ -3,6 +3,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/nibble_pack.h"
 #include "core/shape.h"
 #include "ir/external_data.h"
 #include "ir/onnx_convert.h"
@@ -45,7 +46,12 @@ TypedField FieldFor(DataType dtype, int* per_element) {
     case DataType::kFloat8E4M3FNUZ:
     case DataType::kFloat8E5M2:
     case DataType::kFloat8E5M2FNUZ:
+    case DataType::kFloat8E8M0:
       return TypedField::kInt32;
+    case DataType::kUint4:
+    case DataType::kInt4:
+    case DataType::kFloat4E2M1:
+      return TypedField::kInt32;  // one packed byte (two elements) per entry
     default:
       return TypedField::kNone;
   }
@@ -165,7 +171,7 @@ StatusOr<Tensor> TensorReader::Read(const onnx::TensorProto& p, const std::strin
   const int32_t onnx_type = p.data_type();
   if (!IsKnownDataType(onnx_type)) {
     return InvalidArgumentError(what + " has unknown data type " + std::to_string(onnx_type) +
-                                " (ONNX defines 1..22)");
+                                " (qtune knows 1.." + std::to_string(kMaxKnownDataType) + ")");
   }
   const DataType dtype = static_cast<DataType>(onnx_type);
   std::vector<int64_t> sizes(p.dims().begin(), p.dims().end());
@@ -191,20 +197,24 @@ StatusOr<Tensor> TensorReader::Read(const onnx::TensorProto& p, const std::strin
   }
   const int64_t bytes = n * elem;
   RETURN_IF_ERROR(Reserve(bytes, what));
+  // What the file holds: the 4-bit types two per byte, everything else as in memory.
+  const bool packed = IsPackedInFiles(dtype);
+  const int64_t file_bytes = PackedByteSize(dtype, n);
 
   const bool external = p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
   int per_element = 1;
   const TypedField field = FieldFor(dtype, &per_element);
   // Check that the data present matches the declared size before allocating.
   if (!external && p.has_raw_data()) {
-    if (static_cast<int64_t>(p.raw_data().size()) != bytes) {
+    if (static_cast<int64_t>(p.raw_data().size()) != file_bytes) {
       return InvalidArgumentError(what + " has " + std::to_string(p.raw_data().size()) +
                                   " bytes of raw_data but " + TypeName(dtype) + "[" +
-                                  SizesToString(sizes) + "] needs " + std::to_string(bytes));
+                                  SizesToString(sizes) + "] needs " + std::to_string(file_bytes) +
+                                  (packed ? " (two elements per byte)" : ""));
     }
   } else if (!external) {
     const int64_t have = FieldSize(p, field);
-    const int64_t want = n * per_element;
+    const int64_t want = packed ? file_bytes : n * per_element;
     if (have != want) {
       if (have == 0) {
         return InvalidArgumentError(what + " (" + TypeName(dtype) + "[" + SizesToString(sizes) +
@@ -213,15 +223,28 @@ StatusOr<Tensor> TensorReader::Read(const onnx::TensorProto& p, const std::strin
       }
       return InvalidArgumentError(what + " holds " + std::to_string(have) + " values in " +
                                   FieldName(field) + " but " + TypeName(dtype) + "[" +
-                                  SizesToString(sizes) + "] needs " + std::to_string(want));
+                                  SizesToString(sizes) + "] needs " + std::to_string(want) +
+                                  (packed ? " (two elements per entry)" : ""));
     }
   }
 
   auto allocated = Tensor::Allocate(dtype, sizes);
   if (!allocated.ok()) return allocated.status().WithContext(what);
   Tensor tensor = std::move(allocated).value();
-  if (external) {
-    RETURN_IF_ERROR(ReadExternal(p, what, tensor));
+  if (packed) {
+    std::vector<uint8_t> file(static_cast<size_t>(file_bytes));
+    if (external) {
+      RETURN_IF_ERROR(ReadExternal(p, what, std::as_writable_bytes(std::span(file))));
+    } else if (p.has_raw_data()) {
+      if (file_bytes > 0) std::memcpy(file.data(), p.raw_data().data(), file.size());
+    } else {
+      for (size_t k = 0; k < file.size(); ++k) file[k] = static_cast<uint8_t>(p.int32_data(k));
+    }
+    UnpackNibbles(dtype, file,
+                  {static_cast<uint8_t*>(tensor.raw_data()), static_cast<size_t>(n)});
+  } else if (external) {
+    RETURN_IF_ERROR(ReadExternal(
+        p, what, {static_cast<std::byte*>(tensor.raw_data()), tensor.byte_size()}));
   } else if (p.has_raw_data()) {
     if (bytes > 0) std::memcpy(tensor.raw_data(), p.raw_data().data(), static_cast<size_t>(bytes));
   } else {
@@ -231,7 +254,7 @@ StatusOr<Tensor> TensorReader::Read(const onnx::TensorProto& p, const std::strin
 }
 
 Status TensorReader::ReadExternal(const onnx::TensorProto& p, const std::string& what,
-                                  Tensor& tensor) {
+                                  std::span<std::byte> out) {
   if (external_data_dir_.empty()) {
     return FailedPreconditionError(what +
                                    " keeps its data in an external file, but no folder to read "
@@ -260,7 +283,7 @@ Status TensorReader::ReadExternal(const onnx::TensorProto& p, const std::string&
   if (!path.ok()) return path.status().WithContext(what);
   auto file_size = ExternalFileSize(*path);
   if (!file_size.ok()) return file_size.status().WithContext(what);
-  const int64_t bytes = static_cast<int64_t>(tensor.byte_size());
+  const int64_t bytes = static_cast<int64_t>(out.size());
   if (offset > *file_size) {
     return OutOfRangeError(what + ": external data offset " + std::to_string(offset) +
                            " is past the end of '" + location + "' (" + std::to_string(*file_size) +
@@ -269,15 +292,14 @@ Status TensorReader::ReadExternal(const onnx::TensorProto& p, const std::string&
   if (length < 0) length = *file_size - offset;
   if (length != bytes) {
     return InvalidArgumentError(what + ": external data length " + std::to_string(length) +
-                                " does not match the " + std::to_string(bytes) + " bytes of " +
-                                tensor.DebugString());
+                                " does not match the " + std::to_string(bytes) +
+                                " bytes the tensor's type and dims need");
   }
   if (length > *file_size - offset) {
     return OutOfRangeError(what + ": external data [" + std::to_string(offset) + ", +" +
                            std::to_string(length) + ") runs past the end of '" + location + "' (" +
                            std::to_string(*file_size) + " bytes)");
   }
-  std::span<std::byte> out(static_cast<std::byte*>(tensor.raw_data()), tensor.byte_size());
   Status read = ReadFileRange(*path, offset, out);
   return read.WithContext(what);
 }
@@ -287,7 +309,18 @@ void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto) {
   proto->set_data_type(static_cast<int32_t>(tensor.dtype()));
   proto->clear_dims();
   for (int64_t s : tensor.sizes()) proto->add_dims(s);
-  proto->set_raw_data(tensor.raw_data(), tensor.byte_size());
+  AppendFileBytes(tensor, proto->mutable_raw_data());
+}
+
+void AppendFileBytes(const Tensor& tensor, std::string* out) {
+  if (!IsPackedInFiles(tensor.dtype())) {
+    out->append(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
+    return;
+  }
+  const size_t start = out->size();
+  out->resize(start + static_cast<size_t>(PackedByteSize(tensor.dtype(), tensor.num_elements())));
+  PackNibbles({static_cast<const uint8_t*>(tensor.raw_data()), tensor.byte_size()},
+              {reinterpret_cast<uint8_t*>(out->data()) + start, out->size() - start});
 }
 
 }  // namespace qtune::ir

@@ -113,9 +113,10 @@ TEST(OnnxLoadTensorTest, ComplexUsesTwoEntriesPerElement) {
 }
 
 TEST(OnnxLoadTensorTest, RawDataOfEveryStorableType) {
-  for (int32_t type = 1; type <= 22; ++type) {
+  for (int32_t type = 1; type <= kMaxKnownDataType; ++type) {
     const DataType dtype = static_cast<DataType>(type);
-    if (!IsStorableDataType(dtype)) continue;
+    // The packed 4-bit types: onnx_packed_types_test.
+    if (!IsStorableDataType(dtype) || IsPackedInFiles(dtype)) continue;
     onnx::TensorProto p = Typed(type, {3});
     std::string bytes(3 * DataTypeSize(dtype), '\0');
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + type);

@@ -75,9 +75,10 @@ TEST(OnnxSaveTest, AttributesOfEveryTypeRoundTrip) {
 
 TEST(OnnxSaveTest, InitializersOfEveryStorableTypeRoundTrip) {
   GraphBuilder b(21);
-  for (int32_t type = 1; type <= 22; ++type) {
+  for (int32_t type = 1; type <= kMaxKnownDataType; ++type) {
     const DataType dtype = static_cast<DataType>(type);
-    if (!IsStorableDataType(dtype)) continue;
+    // Packed 4-bit types hold only nibbles: onnx_packed_types_test covers them.
+    if (!IsStorableDataType(dtype) || IsPackedInFiles(dtype)) continue;
     auto t = Tensor::Allocate(dtype, {3, 2});
     ASSERT_TRUE(t.ok());
     auto* bytes = static_cast<uint8_t*>(t->raw_data());

@@ -137,13 +137,18 @@ TEST(QuantizeLinearTest, OutputDtypeMustAgreeWithZeroPoint) {
             StatusCode::kInvalidArgument);  // the attribute is opset 21's
 }
 
-TEST(QuantizeLinearTest, Int4IsUnimplementedNamingTheNode) {
-  OpCall call = Q({F32({2}, {1, 2}), ScalarF32(1)}, 21, {Attribute::Int("output_dtype", 22)});
-  call.name = "q_int4";
-  auto result = RunOp(call);
-  ASSERT_EQ(result.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(result.status().ToString().find("q_int4"), std::string::npos);
-  EXPECT_EQ(InferOp(call).status().code(), StatusCode::kUnimplemented);
+TEST(QuantizeLinearTest, Int4AndUint4SaturateToTheirNibbleRange) {
+  // int4 [-8, 7]: 2.5 -> 2 (half to even), -9 -> -8, 100 -> 7; held one per byte.
+  Tensor x = F32({4}, {2.5f, -9.0f, 100.0f, -3.5f});
+  Tensor y4 = RunQuant1(Q({x, ScalarF32(1)}, 21, {Attribute::Int("output_dtype", 22)}));
+  ASSERT_EQ(y4.dtype(), DataType::kInt4);
+  EXPECT_EQ(Values<int8_t>(y4), (std::vector<int8_t>{2, -8, 7, -4}));
+  // uint4 [0, 15] with zero point 8: 2.5 + 8 -> 10, -9 + 8 -> 0, 100 -> 15, -3.5 + 8 -> 4.
+  Tensor zp = *Tensor::Allocate(DataType::kUint4, {});
+  zp.data<uint8_t>()[0] = 8;
+  Tensor yu = RunQuant1(Q({x, ScalarF32(1), zp}, 21));
+  ASSERT_EQ(yu.dtype(), DataType::kUint4);
+  EXPECT_EQ(Values<uint8_t>(yu), (std::vector<uint8_t>{10, 0, 15, 4}));
 }
 
 TEST(QuantizeLinearTest, Float8SaturateOnAndOff) {

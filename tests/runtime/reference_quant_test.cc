@@ -28,8 +28,10 @@ TEST(QuantShapeTest, QuantizeLinearOutputTypePerOpset) {
   EXPECT_EQ(q({}, 21, {Attribute::Int("output_dtype", 5)})->dtype, DataType::kInt16);
   EXPECT_EQ(q({}, 21, {Attribute::Int("output_dtype", 5)})->sizes, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(q({Tensor::Scalar<int16_t>(0)}, 13).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(q({}, 21, {Attribute::Int("output_dtype", 21)}).status().code(),
-            StatusCode::kUnimplemented);  // uint4
+  EXPECT_EQ(q({}, 21, {Attribute::Int("output_dtype", 21)})->dtype, DataType::kUint4);
+  EXPECT_EQ(q({}, 21, {Attribute::Int("output_dtype", 23)}).status().code(),
+            StatusCode::kInvalidArgument);  // float4e2m1 needs opset 23
+  EXPECT_EQ(q({}, 23, {Attribute::Int("output_dtype", 23)})->dtype, DataType::kFloat4E2M1);
 }
 
 TEST(QuantShapeTest, DequantizeLinearOutputTypeFollowsTheScaleFromOpset19) {

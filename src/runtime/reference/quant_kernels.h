@@ -7,7 +7,7 @@
 // Every function returns InvalidArgument naming the node for what the ONNX spec forbids
 // (wrong types, scale/zero-point shapes that do not fit the axis, attributes of a later
 // opset) and Unimplemented naming the node for what the spec allows but qtune cannot hold
-// or compute (int4/uint4 tensors, the FNUZ float8 types).
+// or compute (the FNUZ float8 types).
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,10 @@
 // values (x, scale and zero point are read as float32 whatever their storage type), so the
 // reference and the fast kernels round and saturate identically. float8 outputs are
 // x / scale + zero_point rounded to the nearest float8 (core/float_convert.h), saturating
-// unless saturate = 0. float16/bfloat16 outputs of DequantizeLinear are the float32 result
-// rounded to nearest even.
+// unless saturate = 0. int4/uint4 (held one per byte) saturate to [-8, 7] / [0, 15];
+// float4e2m1 outputs are x / scale + zero_point rounded to nearest even, saturating at
+// +-6. float8e8m0 scales are read as their power of two. float16/bfloat16 outputs of
+// DequantizeLinear are the float32 result rounded to nearest even.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -46,6 +48,13 @@ struct LinearQuantOperands {
   std::vector<float> zero_points;  // zeros when the zero point is omitted
 };
 
+// The scale input's value name, quoted, for errors about a (corrupt) scale initializer.
+std::string ScaleName(const KernelArgs& args) {
+  const auto& inputs = args.node.inputs();
+  return "'" + (inputs.size() > 1 && inputs[1] != nullptr ? inputs[1]->name() : std::string()) +
+         "'";
+}
+
 // quant::QuantizeOutputType or quant::DequantizeOutputType.
 using OutputTypeRule = StatusOr<DataType> (*)(const ir::Node& node, int64_t opset, DataType x,
                                               DataType scale, DataType zero_point);
@@ -60,9 +69,10 @@ StatusOr<LinearQuantOperands> ReadLinearQuantOperands(const KernelArgs& args,
   LinearQuantOperands operands{.x = &x, .zero_point = zp};
   ASSIGN_OR_RETURN(operands.y_type, output_type(args.node, args.opset, x.dtype(), scale.dtype(),
                                                 zp ? zp->dtype() : DataType::kUndefined));
-  ASSIGN_OR_RETURN(operands.layout,
-                   quant::ResolveParamLayout(args.node, args.opset, x.sizes(), scale.sizes(),
-                                             zp ? &zp->sizes() : nullptr));
+  auto layout = quant::ResolveParamLayout(args.node, args.opset, x.sizes(), scale.sizes(),
+                                          zp ? &zp->sizes() : nullptr);
+  if (!layout.ok()) return layout.status().WithContext("scale " + ScaleName(args));
+  operands.layout = *layout;
   operands.scales = ReadFloats(scale);
   operands.zero_points = zp ? ReadFloats(*zp) : std::vector<float>(operands.scales.size(), 0.0f);
   return operands;
@@ -75,8 +85,8 @@ void ForEachElement(const Tensor& x, const quant::ParamLayout& layout, Visit&& v
   for (int64_t i = 0; i < x.num_elements(); ++i) visit(i, layout.ParamIndex(i));
 }
 
-// Calls visit(Q{}) with Q the C++ type of the integer `type` (uint8, int8, uint16, int16,
-// int32) and returns true; returns false for any other type.
+// Calls visit(Q{}) with Q the C++ type of the integer `type` (uint8, int8, uint4, int4,
+// uint16, int16, int32) and returns true; returns false for any other type.
 template <typename Visit>
 bool VisitIntegerType(DataType type, Visit&& visit) {
   const auto visit_if = [&]<typename Q>(DataType q_type, Q) {
@@ -84,13 +94,26 @@ bool VisitIntegerType(DataType type, Visit&& visit) {
     visit(Q{});
     return true;
   };
+  // int4 / uint4 are held one per byte as int8_t / uint8_t (core/dtype.h).
   return visit_if(DataType::kUint8, uint8_t{}) || visit_if(DataType::kInt8, int8_t{}) ||
+         visit_if(DataType::kUint4, uint8_t{}) || visit_if(DataType::kInt4, int8_t{}) ||
          visit_if(DataType::kUint16, uint16_t{}) || visit_if(DataType::kInt16, int16_t{}) ||
          visit_if(DataType::kInt32, int32_t{});
 }
 
 bool IsSupportedFloat8(DataType type) {
   return type == DataType::kFloat8E4M3FN || type == DataType::kFloat8E5M2;
+}
+
+// The float types whose DequantizeLinear is (x - zero_point) * scale in float32.
+bool IsDequantizableFloat(DataType type) {
+  return IsSupportedFloat8(type) || type == DataType::kFloat4E2M1;
+}
+
+// saturate(round(v / scale) + zero_point) into a 4-bit integer range, as int32.
+int32_t QuantizeTo4Bit(float v, float scale, int32_t zero_point, bool is_signed) {
+  const int32_t q = QuantizeToInt<int16_t>(v, scale, zero_point);  // wide enough to clamp
+  return std::clamp<int32_t>(q, is_signed ? -8 : 0, is_signed ? 7 : 15);
 }
 
 // y = saturate(round(x / y_scale) + y_zero_point).
@@ -100,12 +123,29 @@ StatusOr<std::vector<Tensor>> QuantizeLinear(const KernelArgs& args) {
                    ReadLinearQuantOperands(args, &quant::QuantizeOutputType));
   for (float s : in.scales) {  // dividing by them must make sense
     if (!(s > 0) || !std::isfinite(s)) {
-      return NodeError(node, "y_scale holds " + std::to_string(s) +
+      return NodeError(node, "y_scale " + ScaleName(args) + " holds " + std::to_string(s) +
                                  "; quantization scales must be positive and finite");
     }
   }
   const Tensor& x = *in.x;
   ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(in.y_type, x.sizes()));
+  if (in.y_type == DataType::kInt4 || in.y_type == DataType::kUint4) {
+    const bool is_signed = in.y_type == DataType::kInt4;
+    uint8_t* out = y.data<uint8_t>();
+    ForEachElement(x, in.layout, [&](int64_t i, int64_t p) {
+      const int32_t q = QuantizeTo4Bit(LoadFloat(x, i), in.scales[p],
+                                       static_cast<int32_t>(in.zero_points[p]), is_signed);
+      out[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
+    });
+    return std::vector<Tensor>{std::move(y)};
+  }
+  if (in.y_type == DataType::kFloat4E2M1) {
+    uint8_t* out = y.data<uint8_t>();
+    ForEachElement(x, in.layout, [&](int64_t i, int64_t p) {
+      out[i] = FloatToFloat4E2M1(LoadFloat(x, i) / in.scales[p] + in.zero_points[p]);
+    });
+    return std::vector<Tensor>{std::move(y)};
+  }
   // QuantizeOutputType never yields int32, so the int32 case is not reached.
   const bool integer_output = VisitIntegerType(in.y_type, [&]<typename Q>(Q) {
     Q* out = y.data<Q>();
@@ -134,9 +174,14 @@ StatusOr<std::vector<Tensor>> DequantizeLinear(const KernelArgs& args) {
   const ir::Node& node = args.node;
   ASSIGN_OR_RETURN(LinearQuantOperands in,
                    ReadLinearQuantOperands(args, &quant::DequantizeOutputType));
-  for (float s : in.scales) {
-    if (!std::isfinite(s)) {
-      return NodeError(node, "x_scale holds " + std::to_string(s) + "; scales must be finite");
+  for (size_t p = 0; p < in.scales.size(); ++p) {
+    if (!std::isfinite(in.scales[p])) {
+      return NodeError(node, "x_scale " + ScaleName(args) + " holds " +
+                                 std::to_string(in.scales[p]) + " at index " + std::to_string(p) +
+                                 (args.inputs[1].dtype() == DataType::kFloat8E8M0
+                                      ? " (float8e8m0 0xFF is NaN)"
+                                      : "") +
+                                 "; scales must be finite");
     }
   }
   const Tensor& x = *in.x;
@@ -159,7 +204,7 @@ StatusOr<std::vector<Tensor>> DequantizeLinear(const KernelArgs& args) {
     });
   });
   if (!integer_input) {
-    if (!IsSupportedFloat8(x.dtype())) return reference::UnsupportedType(node, x.dtype(), "x");
+    if (!IsDequantizableFloat(x.dtype())) return reference::UnsupportedType(node, x.dtype(), "x");
     ForEachElement(x, in.layout, [&](int64_t i, int64_t p) {
       y[i] = (LoadFloat(x, i) - in.zero_points[p]) * in.scales[p];
     });

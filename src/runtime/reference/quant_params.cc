@@ -1,5 +1,6 @@
 // Type rules and scale layouts of QuantizeLinear / DequantizeLinear (contract:
-// quant_kernels.h), following the ONNX operator versions 10, 13, 19 and 21.
+// quant_kernels.h), following the ONNX operator versions 10, 13, 19, 21, 23 and 24:
+// float4e2m1 values from 23, float8e8m0 scales from 24.
 #include <algorithm>
 #include <initializer_list>
 #include <string>
@@ -29,16 +30,18 @@ bool IsFloat8(DataType type) {
 bool IsQuantizedTypeAllowed(DataType type, int64_t opset) {
   if (OneOf(type, {DataType::kUint8, DataType::kInt8})) return true;
   if (opset >= 19 && IsFloat8(type)) return true;
+  if (opset >= 23 && type == DataType::kFloat4E2M1) return true;
   return opset >= 21 &&
          OneOf(type, {DataType::kUint16, DataType::kInt16, DataType::kUint4, DataType::kInt4});
 }
 
-// Unimplemented for allowed types that qtune's Tensor or float conversions cannot handle.
+const char* QuantizedTypesAllowed() {
+  return " (uint8, int8; float8 from 19; int16, uint16, int4, uint4 from 21; float4e2m1 from "
+         "23)";
+}
+
+// Unimplemented for allowed types that qtune's float conversions cannot handle.
 Status CheckQuantizedTypeSupported(const ir::Node& node, DataType type, const char* what) {
-  if (type == DataType::kUint4 || type == DataType::kInt4) {
-    return NodeUnimplemented(node, std::string(what) + " is " + TypeName(type) +
-                                       ": qtune tensors cannot hold 4-bit elements");
-  }
   if (type == DataType::kFloat8E4M3FNUZ || type == DataType::kFloat8E5M2FNUZ) {
     return NodeUnimplemented(node, std::string(what) + " is " + TypeName(type) +
                                        ": the FNUZ float8 types are not supported");
@@ -46,10 +49,23 @@ Status CheckQuantizedTypeSupported(const ir::Node& node, DataType type, const ch
   return Status::Ok();
 }
 
-// Float scale types: float32 before opset 19, then also float16 and bfloat16.
+// Float scale types: float32 before opset 19, then also float16 and bfloat16, and
+// float8e8m0 (powers of two, the MX formats' scales) from 24.
 bool IsScaleTypeAllowed(DataType type, int64_t opset) {
   if (type == DataType::kFloat32) return true;
+  if (opset >= 24 && type == DataType::kFloat8E8M0) return true;
   return opset >= 19 && OneOf(type, {DataType::kFloat16, DataType::kBfloat16});
+}
+
+std::string ScaleTypesAllowed(int64_t opset) {
+  return std::string("; opset ") + std::to_string(opset) + " allows float32" +
+         (opset >= 19 ? ", float16, bfloat16" : "") + (opset >= 24 ? ", float8e8m0" : "") +
+         (opset < 24 ? " (float8e8m0 from opset 24)" : "");
+}
+
+// The float types DequantizeLinear can output.
+bool IsDequantizedType(DataType type) {
+  return OneOf(type, {DataType::kFloat32, DataType::kFloat16, DataType::kBfloat16});
 }
 
 Status CheckAttributeOpset(const ir::Node& node, int64_t opset, const char* attribute,
@@ -81,9 +97,8 @@ StatusOr<DataType> QuantizeOutputType(const ir::Node& node, int64_t opset, DataT
                                  "; opset 19 requires one type for both");
     }
   } else if (!(IsScaleTypeAllowed(scale, opset) || (opset >= 21 && scale == DataType::kInt32))) {
-    return NodeError(node, "y_scale is " + TypeName(scale) + "; opset " + std::to_string(opset) +
-                               " allows float32" +
-                               (opset >= 21 ? ", float16, bfloat16 and int32" : ""));
+    return NodeError(node, "y_scale is " + TypeName(scale) + ScaleTypesAllowed(opset) +
+                               (opset >= 21 ? ", int32" : ""));
   }
   DataType y = zero_point != DataType::kUndefined ? zero_point : DataType::kUint8;
   const int64_t output_dtype = opset >= 21 ? node.GetInt("output_dtype", 0) : 0;
@@ -101,9 +116,7 @@ StatusOr<DataType> QuantizeOutputType(const ir::Node& node, int64_t opset, DataT
   }
   if (!IsQuantizedTypeAllowed(y, opset)) {
     return NodeError(node, "the output type " + TypeName(y) + " is not allowed at opset " +
-                               std::to_string(opset) +
-                               " (uint8, int8; float8 from 19; int16, uint16, int4, uint4 "
-                               "from 21)");
+                               std::to_string(opset) + QuantizedTypesAllowed());
   }
   RETURN_IF_ERROR(CheckQuantizedTypeSupported(node, y, "the output type"));
   return y;
@@ -113,8 +126,7 @@ StatusOr<DataType> DequantizeOutputType(const ir::Node& node, int64_t opset, Dat
                                         DataType scale, DataType zero_point) {
   if (!IsQuantizedTypeAllowed(x, opset) && x != DataType::kInt32) {
     return NodeError(node, "x is " + TypeName(x) + "; opset " + std::to_string(opset) +
-                               " dequantizes uint8, int8, int32" + (opset >= 19 ? ", float8" : "") +
-                               (opset >= 21 ? ", int16, uint16, int4, uint4" : ""));
+                               " dequantizes int32 and" + QuantizedTypesAllowed());
   }
   RETURN_IF_ERROR(CheckQuantizedTypeSupported(node, x, "x"));
   if (zero_point != DataType::kUndefined && zero_point != x) {
@@ -122,12 +134,21 @@ StatusOr<DataType> DequantizeOutputType(const ir::Node& node, int64_t opset, Dat
                                "; they must have one type");
   }
   if (!IsScaleTypeAllowed(scale, opset)) {
-    return NodeError(node, "x_scale is " + TypeName(scale) + "; opset " + std::to_string(opset) +
-                               " allows float32" + (opset >= 19 ? ", float16 and bfloat16" : ""));
+    return NodeError(node, "x_scale is " + TypeName(scale) + ScaleTypesAllowed(opset));
   }
   const int64_t output_dtype = opset >= 23 ? node.GetInt("output_dtype", 0) : 0;
-  if (output_dtype != 0 && output_dtype != static_cast<int64_t>(scale)) {
-    return NodeUnimplemented(node, "output_dtype other than x_scale's type is not supported");
+  if (output_dtype != 0) {
+    const auto requested = static_cast<DataType>(output_dtype);
+    if (!IsKnownDataType(static_cast<int32_t>(output_dtype)) || !IsDequantizedType(requested)) {
+      return NodeError(node, "output_dtype " + std::to_string(output_dtype) +
+                                 " is not float32 (1), float16 (10) or bfloat16 (16)");
+    }
+    return requested;
+  }
+  if (scale == DataType::kFloat8E8M0) {
+    return NodeError(node,
+                     "x_scale is float8e8m0, which is no output type: set output_dtype (float32 "
+                     "= 1, float16 = 10 or bfloat16 = 16)");
   }
   return opset >= 19 ? scale : DataType::kFloat32;
 }

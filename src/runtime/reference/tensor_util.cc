@@ -1,5 +1,6 @@
 #include "runtime/reference/tensor_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -190,6 +191,14 @@ double LoadAsDouble(const Tensor& t, int64_t i) {
       return Float8E4M3FNToFloat(Read<uint8_t>(t, i));
     case DataType::kFloat8E5M2:
       return Float8E5M2ToFloat(Read<uint8_t>(t, i));
+    case DataType::kInt4:  // held unpacked, one per byte (core/dtype.h)
+      return Read<int8_t>(t, i);
+    case DataType::kUint4:
+      return Read<uint8_t>(t, i);
+    case DataType::kFloat4E2M1:
+      return Float4E2M1ToFloat(Read<uint8_t>(t, i));
+    case DataType::kFloat8E8M0:
+      return Float8E8M0ToFloat(Read<uint8_t>(t, i));
     default:
       return std::numeric_limits<double>::quiet_NaN();
   }
@@ -241,6 +250,18 @@ void StoreFromDouble(Tensor& t, int64_t i, double v) {
       break;
     case DataType::kFloat8E5M2:
       Write(t, i, FloatToFloat8E5M2(static_cast<float>(v)));
+      break;
+    case DataType::kInt4:
+      Write(t, i, static_cast<int8_t>(std::clamp<double>(SaturateCast<int8_t>(v), -8, 7)));
+      break;
+    case DataType::kUint4:
+      Write(t, i, static_cast<uint8_t>(std::min<double>(SaturateCast<uint8_t>(v), 15)));
+      break;
+    case DataType::kFloat4E2M1:
+      Write(t, i, FloatToFloat4E2M1(static_cast<float>(v)));
+      break;
+    case DataType::kFloat8E8M0:
+      Write(t, i, FloatToFloat8E8M0(static_cast<float>(v)));
       break;
     default:
       break;

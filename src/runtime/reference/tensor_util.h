@@ -67,7 +67,8 @@ bool IsNarrowFloat(DataType type);
 // types (the FNUZ float8s) read as NaN.
 double LoadAsDouble(const Tensor& t, int64_t i);
 // Writes `v` into element `i`: integers saturate (NaN becomes 0) then truncate toward
-// zero, bool is v != 0, narrow floats round to nearest even (float8 saturating).
+// zero (int4 into [-8, 7], uint4 into [0, 15]), bool is v != 0, narrow floats round to
+// nearest even (float8 and float4 saturating), float8e8m0 rounds up to a power of two.
 void StoreFromDouble(Tensor& t, int64_t i, double v);
 // Element-wise conversion of a narrow-float (or any numeric) tensor to float32.
 StatusOr<Tensor> ToFloat32(const Tensor& t);
