@@ -42,6 +42,7 @@ const std::map<std::string, std::string> kCheckedByTheirKernelTest = {
     {"native_reduce", "native_data_movement_test"},
     {"native_unary", "native_unary_test"},
     {"native_gemv", "native_gemv_test"},
+    {"native_lowbit_gemv", "lowbit_matmul_test"},
     {"native_quantize", "quant_elementwise_test"},
     {"native_dequantize", "quant_elementwise_test"},
     {"native_qadd", "quant_elementwise_test"},

@@ -149,6 +149,7 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   ASSIGN_OR_RETURN(report.qdq_passthrough, FuseQdqPassThrough(graph, sizes));
   ASSIGN_OR_RETURN(report.qdq_linear, FuseQdqLinear(graph, sizes));
   ASSIGN_OR_RETURN(report.qdq_lookup, FuseQdqLookup(graph, sizes));
+  ASSIGN_OR_RETURN(report.lowbit_matmul, FuseLowBitMatMul(graph, sizes));
   // What did not fuse into an int8 kernel runs in float: constant weights, not a
   // DequantizeLinear at every inference and a reference kernel.
   ASSIGN_OR_RETURN(report.dequantize_folded, passes::FoldConstantDequantizeCount(graph));

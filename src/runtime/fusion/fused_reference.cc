@@ -2,6 +2,7 @@
 // fused graph run on the reference tier computes exactly what the unfused graph did.
 #include "core/shape.h"
 #include "runtime/fusion/fused_ops.h"
+#include "runtime/fusion/matmul_nbits.h"
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/reference/registry.h"
 
@@ -38,6 +39,7 @@ StatusOr<std::vector<Tensor>> FusedConvReference(const KernelArgs& args) {
 void RegisterFusedKernels(ReferenceRegistry& registry) {
   registry.Register("qtune::FusedConv", FusedConvReference);
   RegisterMatMulBiasReference(registry);
+  RegisterMatMulNBitsReference(registry);
   RegisterAttentionReference(registry);
   RegisterQuantFusedReference(registry);
   RegisterQuantAddReference(registry);

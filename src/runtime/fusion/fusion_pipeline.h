@@ -33,12 +33,14 @@ struct FusionReport {
   int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
   int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
   int qdq_lookup = 0;       // qtune::QLookup
+  int lowbit_matmul = 0;    // qtune::MatMulNBits (weight-only int4/int8, lowbit_matmul_fusion.cc)
   // DequantizeLinear nodes of constants left after the QDQ fusions, folded to float
   // constants (passes/fold_constant_dequantize.h) so their readers run on oneDNN kernels.
   int dequantize_folded = 0;
   int total() const {
     return activations + attention + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
-           matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup + dequantize_folded;
+           matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup + lowbit_matmul +
+           dequantize_folded;
   }
 };
 
@@ -70,5 +72,10 @@ inline constexpr char kNotInt8Attribute[] = "qtune_not_int8";
 inline constexpr char kPrecisionAttribute[] = "qtune_precision";
 // DQ -> elementwise float chain -> Q into a 256-entry qtune::QLookup (qdq_lookup_fusion.cc).
 StatusOr<int> FuseQdqLookup(ir::Graph& graph, const SizesByName& sizes);
+// Weight-only low-bit MatMuls -> qtune::MatMulNBits: a constant INT4/UINT4/INT8/UINT8
+// DequantizeLinear -> MatMul, and com.microsoft::MatMulNBits, each with the bias Add and
+// activation that follow (lowbit_matmul_fusion.cc; run after the int8 QDQ fusions, before
+// the leftover constant DequantizeLinears are folded).
+StatusOr<int> FuseLowBitMatMul(ir::Graph& graph, const SizesByName& sizes);
 
 }  // namespace qtune::runtime

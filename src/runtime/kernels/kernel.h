@@ -121,6 +121,9 @@ StatusOr<std::optional<KernelChoice>> CreateNativeUnaryKernel(const KernelReques
 // float32 MatMul/Gemm/qtune::MatMulBias with constant weights and at most kGemvMaxRows
 // rows, on weights packed once (native_gemv.cc).
 StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest& request);
+// com.microsoft / qtune MatMulNBits (int4 and int8 weights, fp32 activations) on codes
+// packed once (native_lowbit_matmul.cc, lowbit_gemv_packed.h).
+StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const KernelRequest& request);
 // float32 BatchNormalization, inference mode, kPlain or kNhwc (native_batchnorm.cc).
 StatusOr<std::optional<KernelChoice>> CreateNativeBatchNormKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.

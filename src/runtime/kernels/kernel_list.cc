@@ -17,6 +17,7 @@
   X(OnednnDeconv)             \
   X(OnednnPool)               \
   X(NativeGemv)               \
+  X(NativeLowBitMatMul)       \
   X(OnednnMatMul)             \
   X(OnednnElementwise)        \
   X(OnednnResizeConcat)       \

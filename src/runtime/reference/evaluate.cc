@@ -6,11 +6,12 @@ namespace qtune::runtime {
 
 StatusOr<std::vector<Tensor>> EvaluateNode(const ir::Node& node, std::span<const Tensor> inputs,
                                            int64_t opset) {
-  bool known_domain =
-      node.domain().empty() || node.domain() == "ai.onnx" || node.domain() == "qtune";
+  bool known_domain = node.domain().empty() || node.domain() == "ai.onnx" ||
+                      node.domain() == "qtune" || node.domain() == "com.microsoft";
   if (!known_domain) {
     return UnimplementedError(node.DebugName() + ": domain '" + node.domain() +
-                              "' has no reference kernels (only ONNX's and qtune's)");
+                              "' has no reference kernels (only ONNX's, qtune's and "
+                              "com.microsoft's MatMulNBits)");
   }
   ReferenceKernel kernel = ReferenceRegistry::Get().FindFor(node);
   if (kernel == nullptr) {

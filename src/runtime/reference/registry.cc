@@ -37,6 +37,8 @@ void ReferenceRegistry::Register(std::string op_type, ReferenceKernel kernel) {
 ReferenceKernel ReferenceRegistry::FindFor(const ir::Node& node) const {
   if (node.domain().empty() || node.domain() == "ai.onnx") return Find(node.op_type());
   if (node.domain() == "qtune") return Find("qtune::" + node.op_type());
+  // ONNX Runtime's contrib ops that qtune runs (com.microsoft::MatMulNBits).
+  if (node.domain() == "com.microsoft") return Find("com.microsoft::" + node.op_type());
   return nullptr;
 }
 

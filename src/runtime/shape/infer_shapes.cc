@@ -173,8 +173,9 @@ StatusOr<std::vector<ValueInfo>> InferNode(const ir::Node& node,
     for (const ValueInfo* info : in) values.push_back(info ? info->constant : Tensor());
     return EvaluateToInfos(node, values, opset, /*keep_values=*/true);
   }
-  if (ShapeFn fn =
-          (default_domain || node.domain() == "qtune") ? ShapeRegistry::Get().Find(op) : nullptr) {
+  const bool shaped_domain = default_domain || node.domain() == "qtune" ||
+                             (node.domain() == "com.microsoft" && op == "MatMulNBits");
+  if (ShapeFn fn = shaped_domain ? ShapeRegistry::Get().Find(op) : nullptr) {
     return fn(ShapeArgs{node, in, opset, implicit});
   }
   if (!default_domain) {

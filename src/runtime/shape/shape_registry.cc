@@ -1,6 +1,7 @@
 #include "runtime/shape/shape_registry.h"
 
 #include "core/shape.h"
+#include "runtime/fusion/matmul_nbits.h"
 
 namespace qtune::runtime {
 
@@ -17,6 +18,7 @@ const ShapeRegistry& ShapeRegistry::Get() {
     RegisterMiscShapes(*r);
     RegisterQuantShapes(*r);
     RegisterQuantFusedShapes(*r);
+    RegisterMatMulNBitsShape(*r);  // com.microsoft and qtune (fusion/matmul_nbits.h)
     RegisterControlFlowShapes(*r);
     return r;
   }();
