@@ -59,6 +59,8 @@ class PySession {
     }
     runtime::SessionOptions options;
     options.threads = threads;
+    // As `qtune run`: adaptive unless QTUNE_THREAD_POLICY says fixed (docs/run.md, Threads).
+    options.thread_policy = ValueOrThrow(runtime::ThreadPolicyFromEnvironment());
     options.optimize = optimize;
     auto session = ValueOrThrow(runtime::Session::Create(*graph, options));
     return std::make_unique<PySession>(std::move(graph), std::move(session), path, threads);

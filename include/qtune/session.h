@@ -32,10 +32,17 @@ namespace qtune {
 // Tensors by name: a model's inputs for Run(), and its outputs.
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+// How many of `threads` a run uses (docs/run.md, "Threads").
+enum class ThreadPolicy {
+  kAdaptive,  // fewer while other processes keep cores busy (at least 1)
+  kFixed,     // always `threads` (reproducible timings)
+};
+
 struct SessionOptions {
   int threads = 1;         // intra-op threads of this session
   bool use_onednn = true;  // false: qtune's plain reference kernels only (slow, exact)
   bool optimize = true;    // false: run the graph as written (no passes, no fusions)
+  ThreadPolicy thread_policy = ThreadPolicy::kAdaptive;
 };
 
 // A model input or output as the model declares it.

@@ -44,6 +44,9 @@ namespace {
 StatusOr<std::unique_ptr<Session>> Create(const ir::Graph& graph, const SessionOptions& options) {
   runtime::SessionOptions engine;
   engine.threads = options.threads;
+  engine.thread_policy = options.thread_policy == ThreadPolicy::kFixed
+                             ? runtime::ThreadPolicy::kFixed
+                             : runtime::ThreadPolicy::kAdaptive;
   engine.use_onednn = options.use_onednn;
   engine.optimize = options.optimize;
   ASSIGN_OR_RETURN(std::unique_ptr<runtime::Session> session,

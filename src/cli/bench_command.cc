@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/tensor_args.h"
+#include "cli/thread_policy_flag.h"
 #include "core/json_limits.h"
 #include "ir/onnx_io.h"
 #include "runtime/benchmark.h"
@@ -24,6 +25,7 @@ struct BenchOptions {
   std::vector<std::string> shapes;
   std::vector<std::string> inputs;  // --input: data to time on instead of random
   int threads = 1;
+  std::string thread_policy;  // --thread-policy; empty: QTUNE_THREAD_POLICY or adaptive
   int warmup = 5;
   int iters = 50;
   uint64_t seed = 0;
@@ -40,6 +42,8 @@ double MillisSince(std::chrono::steady_clock::time_point start) {
 }
 
 int Bench(const BenchOptions& options) {
+  auto thread_policy = ResolveThreadPolicy(options.thread_policy);
+  if (!thread_policy.ok()) return ReportUsageError(thread_policy.status());
   auto graph = ir::LoadModel(options.model_path);
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   auto shapes = ParseShapes(options.shapes);
@@ -71,6 +75,7 @@ int Bench(const BenchOptions& options) {
   if (!options.tuned.given()) {
     runtime::SessionOptions session_options;
     session_options.threads = options.threads;
+    session_options.thread_policy = *thread_policy;
     session_options.use_onednn = !options.reference;
     session_options.bf16 = options.bf16;
     session_options.profile = options.profile;
@@ -78,8 +83,9 @@ int Bench(const BenchOptions& options) {
     if (!created.ok()) return ReportAndExitCode(created.status());
     session = std::move(created).value();
   } else {
-    auto tuned =
-        tune::LoadTunedSession(**graph, options.tuned.checkpoint, options.tuned.LoadOptions());
+    tune::LoadTunedOptions load = options.tuned.LoadOptions();
+    load.thread_policy = *thread_policy;
+    auto tuned = tune::LoadTunedSession(**graph, options.tuned.checkpoint, load);
     if (!tuned.ok()) return ReportAndExitCode(tuned.status());
     session = std::move(tuned->session);
     tuned_sizes = tuned->input_sizes;
@@ -116,7 +122,15 @@ int Bench(const BenchOptions& options) {
   auto stats = runtime::MeasureLatency(
       *session, *inputs, runtime::LatencyOptions{.warmup = options.warmup, .iters = options.iters});
   if (!stats.ok()) return ReportAndExitCode(stats.status());
-  double median = stats->median_ms, p90 = stats->p90_ms, min = stats->min_ms;
+  double median = stats->median_ms, p90 = stats->p90_ms, p99 = stats->p99_ms, min = stats->min_ms;
+  // Warm-up and timed runs by the thread count they used (adaptive policy: can be several).
+  nlohmann::json runs_by_threads = nlohmann::json::object();
+  std::string runs_text;
+  for (const auto& [count, runs] : session->RunsByThreads()) {
+    runs_by_threads[std::to_string(count)] = runs;
+    runs_text += (runs_text.empty() ? "" : ", ") + std::to_string(runs) + " on " +
+                 std::to_string(count);
+  }
   bool emulated_fp8 = false;
   for (const ir::Value* v : session->graph().initializers()) {
     DataType t = v->dtype();
@@ -125,11 +139,14 @@ int Bench(const BenchOptions& options) {
   if (options.json) {
     nlohmann::json j = {{"model", options.model_path},
                         {"threads", threads},
+                        {"thread_policy", runtime::ThreadPolicyName(*thread_policy)},
                         {"checkpoint", options.tuned.checkpoint},
                         {"iters", options.iters},
                         {"warmup", options.warmup},
                         {"median_ms", median},
                         {"p90_ms", p90},
+                        {"p99_ms", p99},
+                        {"runs_by_threads", runs_by_threads},
                         {"min_ms", min},
                         {"optimize_ms", optimize_ms},
                         {"compile_ms", compile_ms},
@@ -137,9 +154,12 @@ int Bench(const BenchOptions& options) {
                         {"fp8_emulated", emulated_fp8}};
     std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
-    std::printf("model    %s\nthreads  %d   iters %d (warmup %d)\n", options.model_path.c_str(),
-                threads, options.iters, options.warmup);
-    std::printf("latency  median %.3f ms   p90 %.3f ms   min %.3f ms\n", median, p90, min);
+    std::printf("model    %s\nthreads  %d (%s)   iters %d (warmup %d)\n",
+                options.model_path.c_str(), threads, runtime::ThreadPolicyName(*thread_policy),
+                options.iters, options.warmup);
+    std::printf("latency  median %.3f ms   p90 %.3f ms   p99 %.3f ms   min %.3f ms\n", median, p90,
+                p99, min);
+    if (!runs_text.empty()) std::printf("runs     %s thread(s)\n", runs_text.c_str());
     std::printf("prepare  optimize %.1f ms   compile %.1f ms   %zu steps\n", optimize_ms,
                 compile_ms, steps);
     if (options.profile && plan != nullptr) std::printf("\n%s", plan->ProfileToString().c_str());
@@ -167,6 +187,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", options->threads, "Intra-op threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  AddThreadPolicyFlag(cmd, options->thread_policy);
   cmd->add_option("--warmup", options->warmup, "Untimed runs first")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();

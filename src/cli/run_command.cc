@@ -17,6 +17,7 @@
 #include "core/shape.h"
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
+#include "cli/thread_policy_flag.h"
 #include "tune/tune.h"
 
 namespace qtune::cli {
@@ -28,6 +29,7 @@ struct RunOptions {
   std::string output_path;
   std::vector<std::string> shapes;  // --print-plan without --input
   int threads = 1;
+  std::string thread_policy;  // --thread-policy; empty: QTUNE_THREAD_POLICY or adaptive
   bool reference = false;
   bool print_plan = false;
   bool explain_kernels = false;  // --print-plan with each step's passed-over kernels and why
@@ -70,11 +72,16 @@ int CheckOutputPath(const RunOptions& options, const ir::Graph& graph) {
 
 StatusOr<std::unique_ptr<runtime::Session>> MakeSession(const RunOptions& options,
                                                         const ir::Graph& graph) {
+  ASSIGN_OR_RETURN(runtime::ThreadPolicy thread_policy,
+                   ResolveThreadPolicy(options.thread_policy));
   if (options.tuned.given()) {
-    return tune::LoadTuned(graph, options.tuned.checkpoint, options.tuned.LoadOptions());
+    tune::LoadTunedOptions load = options.tuned.LoadOptions();
+    load.thread_policy = thread_policy;
+    return tune::LoadTuned(graph, options.tuned.checkpoint, load);
   }
   runtime::SessionOptions session_options;
   session_options.threads = options.threads;
+  session_options.thread_policy = thread_policy;
   session_options.use_onednn = !options.reference;
   return runtime::Session::Create(graph, session_options);
 }
@@ -190,6 +197,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", options->threads, "Intra-op threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  AddThreadPolicyFlag(cmd, options->thread_policy);
   cmd->add_flag("--reference", options->reference,
                 "Use only the reference kernels (slow; the correctness oracle)");
   cmd->add_flag("--print-plan", options->print_plan, "Print the compiled plan to stderr");

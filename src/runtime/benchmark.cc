@@ -32,6 +32,7 @@ StatusOr<LatencyStats> MeasureLatency(Session& session, const NamedTensors& inpu
   std::sort(sorted.begin(), sorted.end());
   stats.median_ms = PercentileOfSorted(sorted, 0.5);
   stats.p90_ms = PercentileOfSorted(sorted, 0.9);
+  stats.p99_ms = PercentileOfSorted(sorted, 0.99);
   stats.min_ms = sorted.front();
   return stats;
 }

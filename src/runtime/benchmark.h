@@ -18,6 +18,7 @@ struct LatencyOptions {
 struct LatencyStats {
   double median_ms = 0;  // the upper middle value for an even count (as `qtune bench` prints)
   double p90_ms = 0;
+  double p99_ms = 0;
   double min_ms = 0;
   std::vector<double> times_ms;  // every timed run, in run order
 };

@@ -40,20 +40,22 @@ StatusOr<std::unique_ptr<Session>> Session::Create(std::unique_ptr<ir::Graph> co
 }
 
 StatusOr<PlanExecutor*> Session::PlanFor(const std::map<std::string, std::vector<int64_t>>& sizes,
-                                         bool reference) {
-  auto it = plans_.find({sizes, reference});
+                                         bool reference, int threads) {
+  if (threads <= 0) threads = options_.threads;
+  const PlanKey key{sizes, reference, threads};
+  auto it = plans_.find(key);
   if (it != plans_.end()) return it->second.get();
-  CompileOptions compile_options{options_.threads, options_.use_onednn && !reference,
+  CompileOptions compile_options{threads, options_.use_onednn && !reference,
                                  options_.optimize, options_.bf16, options_.bf16_nodes};
   StatusOr<std::unique_ptr<Plan>> plan = Compile(*graph_, sizes, compile_options);
   if (!plan.ok() && IsComputedAtRunTime(plan.status())) {
-    plans_[{sizes, reference}] = nullptr;  // runs in stages (Runner)
+    plans_[key] = nullptr;  // runs in stages (Runner)
     return nullptr;
   }
   if (!plan.ok()) return plan.status();
   ASSIGN_OR_RETURN(std::unique_ptr<PlanExecutor> executor, PlanExecutor::Create(std::move(*plan)));
   PlanExecutor* raw = executor.get();
-  plans_[{sizes, reference}] = std::move(executor);
+  plans_[key] = std::move(executor);
   return raw;
 }
 
@@ -66,6 +68,11 @@ StatusOr<const Plan*> Session::Prepare(const std::map<std::string, std::vector<i
         "compiled in stages while it runs (see `qtune run --print-plan`)");
   }
   return &executor->plan();
+}
+
+std::map<int, int64_t> Session::RunsByThreads() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return runs_by_threads_;
 }
 
 std::string Session::DescribeLastRun() {
@@ -208,8 +215,12 @@ Status Session::MatchInputs(const NamedTensors& inputs) {
 }
 
 StatusOr<PlanExecutor*> Session::ExecutorForGivenInputs(bool reference) {
+  // The reference tier runs on one thread whatever the count; only fast plans adapt.
+  const int threads = reference || !options_.use_onednn
+                          ? options_.threads
+                          : ThreadsForRun(options_.threads, options_.thread_policy);
   // Fast path: the sizes of the last run (no map built, nothing allocated).
-  if (last_ != nullptr && last_reference_ == reference) {
+  if (last_ != nullptr && last_reference_ == reference && last_->plan().threads == threads) {
     const Plan& plan = last_->plan();
     bool same = true;
     for (size_t i = 0; same && i < given_.size(); ++i) {
@@ -220,7 +231,7 @@ StatusOr<PlanExecutor*> Session::ExecutorForGivenInputs(bool reference) {
   std::map<std::string, std::vector<int64_t>> sizes;
   for (size_t i = 0; i < given_.size(); ++i)
     sizes[graph_->inputs()[i]->name()] = given_[i]->sizes();
-  ASSIGN_OR_RETURN(last_, PlanFor(sizes, reference));
+  ASSIGN_OR_RETURN(last_, PlanFor(sizes, reference, threads));
   last_reference_ = reference;
   return last_;
 }
@@ -255,6 +266,7 @@ StatusOr<NamedTensors> Session::RunLocked(const NamedTensors& inputs) {
   }
   last_runner_ = nullptr;
   const Plan& plan = executor->plan();
+  ++runs_by_threads_[plan.threads];
 
   NamedTensors outputs;  // the only allocations of a warm run: what the caller gets
   outputs.reserve(plan.output_ids.size());

@@ -28,11 +28,16 @@
 #include "runtime/compile.h"
 #include "runtime/dynamic/graph_runner.h"
 #include "runtime/plan/plan_executor.h"
+#include "runtime/thread_budget.h"
 
 namespace qtune::runtime {
 
 struct SessionOptions {
   int threads = 1;
+  // kAdaptive: each run uses `threads` less the cores other processes keep busy, with a
+  // plan compiled per thread count on first use (thread_budget.h). kFixed: always
+  // `threads`. User-facing sessions take ThreadPolicyFromEnvironment().
+  ThreadPolicy thread_policy = ThreadPolicy::kFixed;
   bool use_onednn = true;  // false: reference kernels only
   bool optimize = true;    // run the pass pipeline and the runtime fusions
   // The graph has been through passes::RunPipeline already (tune::BuildTunedGraph): Create
@@ -86,12 +91,17 @@ class Session {
   const ir::Graph& graph() const { return *graph_; }
   const SessionOptions& options() const { return options_; }
 
+  // How many runs of a compiled plan used each thread count (key: threads), since the
+  // session was created; with ThreadPolicy::kAdaptive more than one count can appear.
+  std::map<int, int64_t> RunsByThreads();
+
  private:
   Session(std::unique_ptr<ir::Graph> graph, SessionOptions options)
       : graph_(std::move(graph)), options_(options) {}
-  // `reference`: the plan of reference kernels (see NaN and infinity above).
+  // `reference`: the plan of reference kernels (see NaN and infinity above). `threads`:
+  // the plan's thread count (0: options_.threads).
   StatusOr<PlanExecutor*> PlanFor(const std::map<std::string, std::vector<int64_t>>& input_sizes,
-                                  bool reference = false);
+                                  bool reference = false, int threads = 0);
   // Fills given_ (the caller's tensors in graph input order) and checks names, types and
   // the sizes the model declares.
   Status MatchInputs(const NamedTensors& inputs);
@@ -110,15 +120,21 @@ class Session {
   std::unique_ptr<ir::Graph> graph_;
   SessionOptions options_;
   std::mutex mutex_;
-  std::map<std::pair<std::map<std::string, std::vector<int64_t>>, bool>,
-           std::unique_ptr<PlanExecutor>>
-      plans_;  // by input sizes and `reference`; null: sizes that depend on values
+  struct PlanKey {
+    std::map<std::string, std::vector<int64_t>> sizes;
+    bool reference = false;
+    int threads = 0;
+    auto operator<=>(const PlanKey&) const = default;
+  };
+  std::map<PlanKey, std::unique_ptr<PlanExecutor>>
+      plans_;  // null: sizes that depend on values
   std::map<const PlanExecutor*, PlanBinding> bindings_;
   // Per-run scratch, kept so a warm run allocates nothing for it.
   std::vector<const Tensor*> given_;
   std::vector<Tensor> input_views_, output_views_;
   PlanExecutor* last_ = nullptr;  // the plan of the last run, and whether it was `reference`
   bool last_reference_ = false;
+  std::map<int, int64_t> runs_by_threads_;
   std::unique_ptr<GraphRunner> runners_[2];  // [reference]; see Runner()
   GraphRunner* last_runner_ = nullptr;
 };

@@ -114,6 +114,8 @@ struct LoadTunedOptions {
   bool allow_weight_mismatch = false;  // rebuild from different weights, with a warning
   std::string cache_dir;               // LoadCheckpointOptions::cache_dir
   int warmup_runs = 2;                 // runs on zeros of the stored input sizes
+  // The session's thread policy (runtime/thread_budget.h) for the stored thread count.
+  runtime::ThreadPolicy thread_policy = runtime::ThreadPolicy::kFixed;
 };
 
 struct TunedSession {

@@ -159,6 +159,7 @@ StatusOr<TunedSession> LoadTunedSession(const ir::Graph& model, const std::strin
   }
   runtime::SessionOptions session_options;
   session_options.threads = out.threads;
+  session_options.thread_policy = options.thread_policy;
   session_options.bf16 = out.candidate == "bf16";
   // BuildTunedGraph cleaned its copy: the session takes it over as it is (no second copy,
   // no second pass pipeline run).

@@ -62,7 +62,7 @@ function report(m, o) {
   const times = m.times.slice().sort((a, b) => a - b);
   const pick = (p) => times[Math.min(times.length - 1, Math.round(p * (times.length - 1)))];
   const result = {model: m.path, threads: o.threads, iters: o.iters, median_ms: pick(0.5),
-                  p90_ms: pick(0.9), min_ms: times[0]};
+                  p90_ms: pick(0.9), p99_ms: pick(0.99), min_ms: times[0]};
   if (o.json) console.log(JSON.stringify(result, null, 2));
   else console.log(`${m.path}: latency  median ${result.median_ms.toFixed(3)} ms   p90 ${result.p90_ms.toFixed(3)} ms   min ${result.min_ms.toFixed(3)} ms`);
 }
