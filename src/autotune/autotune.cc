@@ -345,6 +345,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   };
   const std::string baseline_key =
       "baseline:" + PlacementHash(rule_placement) + ":" + PlacementHash(fp32_placement);
+  const double setup_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSIGN_OR_RETURN(Comparison baseline,
                    measurer.Compare(baseline_key, "baseline", "", baseline_files));
   if (!baseline.ok) {
@@ -388,9 +390,6 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   search.schemes_per_pattern = preset.schemes_per_pattern;
   search.seed = o.seed;
   search.work_dir = o.work_dir;
-  search.input_sizes = sizes;
-  search.threads = o.threads;
-  search.parallel = parallel;
   const std::string best_path = (fs::path(o.work_dir) / "best.onnx").string();
   search.on_new_best = [&](const ir::Graph& graph) -> Status {
     ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(graph));
@@ -408,19 +407,36 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   const Placement& start = guard_against_rule ? rule_placement : fp32_placement;
   const std::string start_path = guard_against_rule ? rule_path : fp32_path;
   bool guard_reverted = false;
-  if (result.best != start) {
-    RETURN_IF_ERROR(write_model(result.best, best_path));
-    const std::string guard_key =
-        "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
-    auto guard_files = [&]() -> StatusOr<std::pair<std::string, std::string>> {
-      return std::make_pair(best_path, start_path);
+  const std::string fp32_hash = PlacementHash(fp32_placement);
+  const std::string rule_hash = PlacementHash(rule_placement);
+  auto files = [](std::string candidate, std::string reference) {
+    return [candidate = std::move(candidate),
+            reference = std::move(reference)]() -> StatusOr<std::pair<std::string, std::string>> {
+      return std::make_pair(candidate, reference);
     };
-    // Both at once (with --parallel): their order does not matter.
-    const Measurer::Request guard[] = {{guard_key, "guard", "", guard_files},
-                                       {guard_key + "/again", "guard", "", guard_files}};
-    ASSIGN_OR_RETURN(std::vector<Comparison> guarded, measurer.CompareMany(guard));
-    const Comparison& first = guarded[0];
-    const Comparison& second = guarded[1];
+  };
+  // The final model measured against both baselines (the requests; best.onnx written).
+  auto finals_of = [&](const Placement& best) -> StatusOr<std::vector<Measurer::Request>> {
+    RETURN_IF_ERROR(write_model(best, best_path));
+    const std::string best_hash = PlacementHash(best);
+    return std::vector<Measurer::Request>{
+        {"final:" + best_hash + ":" + fp32_hash, "final", "", files(best_path, fp32_path)},
+        {"final:" + best_hash + ":" + rule_hash, "final", "", files(best_path, rule_path)}};
+  };
+  ASSIGN_OR_RETURN(std::vector<Measurer::Request> finals, finals_of(result.best));
+  std::vector<Comparison> final_results;
+  if (result.best != start) {
+    // The guard's two measurements and the finals of the tuned placement, all at once
+    // (with --parallel); when the guard reverts, the finals are measured again for the start.
+    const std::string guard_key = "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
+    std::vector<Measurer::Request> batch = {
+        {guard_key, "guard", "", files(best_path, start_path)},
+        {guard_key + "/again", "guard", "", files(best_path, start_path)}};
+    batch.insert(batch.end(), finals.begin(), finals.end());
+    ASSIGN_OR_RETURN(std::vector<Comparison> measured, measurer.CompareMany(batch));
+    const Comparison& first = measured[0];
+    const Comparison& second = measured[1];
+    final_results.assign(measured.begin() + 2, measured.end());
     // A tie within the noise goes to the start: the tuned placement must be faster.
     const Comparison both = CombineComparisons(first, second);
     if (!first.ok || !second.ok || both.ratio >= 1.0 - both.noise) {
@@ -430,31 +446,23 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
           guard_against_rule ? "rule-based" : "fp32", guard_against_rule ? "rule-based" : "fp32");
       result.best = start;
       guard_reverted = true;
+      final_results.clear();
       for (PatternReport& report : result.patterns) {
         for (const PatternInfo& p : patterns) {
           if (p.id == report.id) report.best_scheme = ProjectScheme(p, 0, result.best);
         }
       }
+      ASSIGN_OR_RETURN(finals, finals_of(result.best));
     }
   }
+  if (final_results.empty()) {
+    ASSIGN_OR_RETURN(final_results, measurer.CompareMany(finals));
+  }
 
-  // 8. The final model (and its plan, for `qtune tune --autotune-dir`), measured against
-  // both baselines.
-  RETURN_IF_ERROR(write_model(result.best, best_path));
+  // 8. The final model (and its plan, for `qtune tune --autotune-dir`).
   RETURN_IF_ERROR(WriteFileAtomic((fs::path(o.work_dir) / "plan.json").string(),
                                   quant::PlanToJsonText(exporter.PlanFor(result.best))));
   RETURN_IF_ERROR(write_model(result.best, o.output_path));
-  const std::string best_hash = PlacementHash(result.best);
-  auto final_against = [&](const std::string& reference) {
-    return [&, reference]() -> StatusOr<std::pair<std::string, std::string>> {
-      return std::make_pair(best_path, reference);
-    };
-  };
-  const Measurer::Request finals[] = {{"final:" + best_hash + ":" + PlacementHash(fp32_placement),
-                                       "final", "", final_against(fp32_path)},
-                                      {"final:" + best_hash + ":" + PlacementHash(rule_placement),
-                                       "final", "", final_against(rule_path)}};
-  ASSIGN_OR_RETURN(std::vector<Comparison> final_results, measurer.CompareMany(finals));
   const Comparison& vs_fp32 = final_results[0];
   const Comparison& vs_rule = final_results[1];
   if (!o.pattern_cache.empty()) {
@@ -475,6 +483,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   report.vs_rule = vs_rule;
   report.guard_reverted = guard_reverted;
   report.counters = measurer.counters();
+  report.timing = measurer.timing();
+  report.setup_s = setup_s;
   report.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   nlohmann::json json = BuildReport(report);

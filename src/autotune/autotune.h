@@ -10,7 +10,7 @@
 // Work directory (created when missing):
 //   state.jsonl       the state log (state_log.h)
 //   models/           fp32.onnx, rule.onnx, and each incumbent by placement hash
-//   candidate.onnx    the candidate being measured
+//   candidates/N/     candidate.onnx of each candidate in flight (removed at the end)
 //   best.onnx         the best model so far (replaced atomically at each adoption)
 //   plan.json         the final placement's calibrated QuantPlan (quant/plan_json.h)
 //   report.json       written at the end (docs/formats/autotune-report.md)
@@ -71,9 +71,10 @@ struct AutotuneOptions {
   std::string queue = "default";
   bool allow_mixed_workers = false;
   double worker_wait_s = 10;  // how long to wait for a worker at start
-  // Measurements in flight at once (--parallel K; search.h says how the result stays that
-  // of K = 1). Only the redis back end measures several at once; the others measure one at
-  // a time whatever K is. Not a result-changing option: not in the state log's header.
+  // Measurements in flight at once (--parallel K). The search proposes the same candidates
+  // whatever K is (search.h: generations), so K changes the wall time only. Only the redis
+  // back end measures several at once; the others measure one at a time whatever K is. Not
+  // a result-changing option: not in the state log's header.
   int parallel = 1;
 };
 

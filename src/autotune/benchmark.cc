@@ -1,6 +1,7 @@
 #include "autotune/benchmark.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace qtune::autotune {
 
@@ -30,7 +31,16 @@ bool IsTransient(FailureKind kind) {
 }
 
 void Benchmark::MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done) {
-  for (size_t i = 0; i < requests.size(); ++i) on_done(i, Measure(requests[i]));
+  for (size_t i = 0; i < requests.size(); ++i) on_done(i, Measure(Prepared(requests[i])));
+}
+
+MeasureRequest Prepared(const MeasureRequest& request) {
+  MeasureRequest out = request;
+  if (out.prepare) {
+    std::tie(out.candidate_path, out.reference_path) = out.prepare();
+    out.prepare = nullptr;
+  }
+  return out;
 }
 
 void Benchmark::SetStatusListener(std::function<void(const std::string&)> listener) {

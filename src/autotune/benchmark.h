@@ -15,8 +15,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qtune::autotune {
@@ -45,6 +47,12 @@ struct MeasureRequest {
   // The candidate runs with fp32 Conv/MatMul/Gemm computed in bfloat16 (SessionOptions::
   // bf16): the `bf16` tuning candidate. Back ends that cannot do it fail with kBuild.
   bool candidate_bf16 = false;
+  // When set, called (once) by the back end just before the request's files are needed,
+  // instead of reading the two paths above: it writes the candidate (and reference) and
+  // returns their paths. So a back end with several measurements in flight prepares the
+  // next candidate while the others are measured. An error answers the request
+  // kUnparsable with its message (the caller, who made the error, knows what it was).
+  std::function<std::pair<std::string, std::string>()> prepare;
 };
 
 struct Measurement {
@@ -70,6 +78,15 @@ class Benchmark {
   using OnMeasured = std::function<void(size_t index, Measurement measurement)>;
   virtual void MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done);
 
+  // At most this many of MeasureMany's requests in flight at once (Redis: the rest wait
+  // in this process, their files not yet written); no limit unless set. Back ends that
+  // measure one at a time ignore it.
+  void set_max_in_flight(int n) { max_in_flight_ = n < 1 ? 1 : n; }
+  int max_in_flight() const { return max_in_flight_; }
+  // Seconds this process spent getting written files to the measurer (Redis: reading,
+  // hashing and uploading them); 0 for back ends that read them in place.
+  virtual double transfer_seconds() const { return 0; }
+
   // One line for the report: "inprocess (threads 1, 20 iters)" or the command.
   virtual std::string Describe() const = 0;
 
@@ -85,7 +102,12 @@ class Benchmark {
 
  private:
   std::function<void(const std::string&)> status_listener_;
+  int max_in_flight_ = std::numeric_limits<int>::max();
 };
+
+// The request with its `prepare` run (paths filled, prepare cleared); a failed prepare
+// gives an empty candidate path, which every back end answers kUnparsable.
+MeasureRequest Prepared(const MeasureRequest& request);
 
 // The middle value; the mean of the two middle values for an even count; 0 when empty.
 double Median(std::vector<double> values);

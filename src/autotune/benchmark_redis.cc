@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <deque>
 #include <optional>
 #include <random>
 #include <thread>
@@ -199,25 +200,24 @@ Measurement RedisBenchmark::Measure(const MeasureRequest& request) {
 
 void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
                                  const OnMeasured& on_done) {
-  std::map<std::string, InFlight> jobs;  // by job id
+  std::map<std::string, InFlight> jobs;  // by job id: submitted (or being submitted)
+  std::deque<size_t> waiting;            // requests not handed out yet, in order
   double longest_timeout_s = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].candidate_path.empty() || requests[i].rounds < 1) {
+    if ((requests[i].candidate_path.empty() && !requests[i].prepare) || requests[i].rounds < 1) {
       on_done(i, Failure(FailureKind::kUnparsable,
                          "a measurement needs a candidate path and rounds >= 1"));
       continue;
     }
-    Job job = MakeJob(requests[i]);
-    longest_timeout_s = std::max(longest_timeout_s, job.timeout_s);
-    std::string id = job.id;
-    jobs.emplace(std::move(id), InFlight{std::move(job), i, ""});
+    waiting.push_back(i);
+    longest_timeout_s = std::max(
+        longest_timeout_s, requests[i].timeout_s > 0 ? requests[i].timeout_s : options_.timeout_s);
   }
   // The queue must keep moving: every job has timeout + queue_wait after the batch's start
   // or its last answer, whichever is later.
   const auto patience = std::chrono::milliseconds(
       static_cast<int64_t>((longest_timeout_s + options_.queue_wait_s) * 1000));
   auto deadline = Clock::now() + patience;
-  int submitted_on_connect = -1;
   std::string last_error;
   auto last_worker_check = Clock::now();
   auto last_worker_seen = Clock::now();
@@ -236,27 +236,42 @@ void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
       on_done(f.index, std::move(mine));
     }
     jobs.clear();
-  };
-  in_flight_ = static_cast<int>(jobs.size());
-  batch_size_ = in_flight_;
-  NotifyStatus();
-  while (!jobs.empty() && Clock::now() < deadline) {
-    if (submitted_on_connect != client_.connects() || !client_.connected()) {
-      Status s = SubmitAll(requests, jobs, on_done);
-      if (!s.ok()) {
-        if (s.code() == StatusCode::kFailedPrecondition) {  // Redis refused a command
-          answer_all(Failure(FailureKind::kConnection, s.message()));
-          break;
-        }
-        if (last_error != s.message()) QTUNE_LOG_WARNING("redis: {}; retrying", s.message());
-        last_error = s.message();
-        continue;  // Connect() waits out the backoff
-      }
-      if (!last_error.empty()) QTUNE_LOG_INFO("redis: reconnected to {}", client_.url().Redacted());
-      last_error.clear();
-      submitted_on_connect = client_.connects();
-      if (jobs.empty()) break;
+    for (size_t i : waiting) {
+      Measurement mine = m;
+      if (mine.failure == FailureKind::kTimeout) mine.detail = "not submitted: the queue stopped";
+      on_done(i, std::move(mine));
     }
+    waiting.clear();
+  };
+  // At most max_in_flight() jobs at once: the others wait here, their files not written.
+  const size_t window = static_cast<size_t>(max_in_flight());
+  auto fill = [&] {
+    while (jobs.size() < window && !waiting.empty()) {
+      const size_t i = waiting.front();
+      waiting.pop_front();
+      Job job = MakeJob(requests[i]);
+      std::string id = job.id;
+      jobs.emplace(std::move(id), InFlight{std::move(job), i, "", -1});
+    }
+  };
+  batch_size_ = static_cast<int>(waiting.size());
+  in_flight_ = static_cast<int>(std::min(window, waiting.size()));
+  NotifyStatus();
+  while ((!jobs.empty() || !waiting.empty()) && Clock::now() < deadline) {
+    fill();
+    Status s = SubmitAll(requests, jobs, on_done);
+    if (!s.ok()) {
+      if (s.code() == StatusCode::kFailedPrecondition) {  // Redis refused a command
+        answer_all(Failure(FailureKind::kConnection, s.message()));
+        break;
+      }
+      if (last_error != s.message()) QTUNE_LOG_WARNING("redis: {}; retrying", s.message());
+      last_error = s.message();
+      continue;  // Connect() waits out the backoff
+    }
+    if (!last_error.empty()) QTUNE_LOG_INFO("redis: reconnected to {}", client_.url().Redacted());
+    last_error.clear();
+    if (jobs.empty()) continue;  // answered while submitting (unreadable files): fill again
     StatusOr<int> answered = CollectResults(jobs, on_done);
     if (!answered.ok()) {
       last_error = answered.status().message();
@@ -286,7 +301,7 @@ void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
       }
     }
   }
-  if (!jobs.empty()) {
+  if (!jobs.empty() || !waiting.empty()) {
     answer_all(last_error.empty() ? Failure(FailureKind::kTimeout, "")
                                   : Failure(FailureKind::kConnection,
                                             "no answer from Redis in time: " + last_error));
@@ -300,16 +315,27 @@ Status RedisBenchmark::SubmitAll(std::span<const MeasureRequest> requests,
   RETURN_IF_ERROR(client_.Connect());
   for (auto it = jobs.begin(); it != jobs.end();) {
     InFlight& f = it->second;
-    const MeasureRequest& request = requests[f.index];
+    if (f.connect == client_.connects() && client_.connected()) {  // submitted already
+      ++it;
+      continue;
+    }
+    if (!f.paths.has_value()) {  // the files, written now (once) if the caller defers them
+      const MeasureRequest prepared = Prepared(requests[f.index]);
+      f.paths.emplace(prepared.candidate_path, prepared.reference_path);
+    }
     Status s = [&]() -> Status {
-      ASSIGN_OR_RETURN(f.job.candidate_sha256, Upload(request.candidate_path));
-      if (!request.reference_path.empty()) {
-        ASSIGN_OR_RETURN(f.job.reference_sha256, Upload(request.reference_path));
+      if (f.paths->first.empty()) return InvalidArgumentError("the candidate was not written");
+      const auto started = Clock::now();
+      ASSIGN_OR_RETURN(f.job.candidate_sha256, Upload(f.paths->first));
+      if (!f.paths->second.empty()) {
+        ASSIGN_OR_RETURN(f.job.reference_sha256, Upload(f.paths->second));
       }
+      transfer_s_ += std::chrono::duration<double>(Clock::now() - started).count();
       if (!f.entry_id.empty()) {  // submitted before the connection was lost
         client_.Command({"XDEL", keys_.jobs(), f.entry_id}).status().IgnoreError();
       }
       ASSIGN_OR_RETURN(f.entry_id, Submit(f.job));
+      f.connect = client_.connects();
       return Status::Ok();
     }();
     if (s.ok()) {

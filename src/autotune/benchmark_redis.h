@@ -1,7 +1,8 @@
 // RedisBenchmark: measures on `qtune worker`s reached through Redis Streams
 // (redis_protocol.h, docs/workers.md). MeasureMany() uploads each candidate and reference
-// once (by SHA-256), puts one job per request on the queue's stream, all at once, and
-// collects the results from this tuner's own results stream by job id, as they come: with
+// once (by SHA-256), puts one job per request on the queue's stream, at most
+// max_in_flight() at a time (the next one, its files written only then, as soon as a result
+// frees a place), and collects the results from this tuner's own results stream by job id, as they come: with
 // W workers, W jobs are measured at the same time. Results carry the job id: one that
 // arrives twice or late is ignored, so nothing is counted twice. Measure() is MeasureMany()
 // of one.
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -69,6 +71,7 @@ class RedisBenchmark : public Benchmark {
   // "workers 2, in flight 1 of 2, w1 0.45/s, w2 0.44/s": live workers, jobs not answered
   // yet of the last batch handed to MeasureMany, each worker's measurements per second.
   std::string ProgressNote() const override;
+  double transfer_seconds() const override { return transfer_s_; }
 
   // The machine every result must come from ("" with allow_mixed_workers).
   const std::string& required_machine() const { return required_machine_; }
@@ -86,9 +89,13 @@ class RedisBenchmark : public Benchmark {
   struct InFlight {
     Job job;
     size_t index = 0;      // into the requests of MeasureMany
-    std::string entry_id;  // on the jobs stream ("" until submitted on this connection)
+    std::string entry_id;  // on the jobs stream ("" until submitted)
+    int connect = -1;      // client_.connects() when submitted; -1: not yet
+    // The candidate's and reference's paths, once the request's files are written.
+    std::optional<std::pair<std::string, std::string>> paths;
   };
-  // Uploads the models of every job in flight and submits them (again after a reconnect).
+  // Writes (MeasureRequest::prepare) and uploads the models of every job in flight not
+  // submitted on this connection yet, and submits them (again after a reconnect).
   // A job whose model file cannot be read is answered kUnparsable and removed; connection
   // errors (Unavailable, FailedPrecondition) are returned.
   Status SubmitAll(std::span<const MeasureRequest> requests, std::map<std::string, InFlight>& jobs,
@@ -117,6 +124,7 @@ class RedisBenchmark : public Benchmark {
   int workers_live_ = 0;  // at the last look
   int in_flight_ = 0;
   int batch_size_ = 0;  // of the last MeasureMany
+  double transfer_s_ = 0;  // reading, hashing and uploading files
 };
 
 }  // namespace qtune::autotune

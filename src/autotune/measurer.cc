@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 namespace qtune::autotune {
@@ -67,26 +68,50 @@ StatusOr<std::vector<Comparison>> Measurer::CompareMany(std::span<const Request>
     if (replay_failed_.count(requests[i].key)) ++counters_.retried_from_log;
     todo.push_back(i);
   }
-  const size_t group = static_cast<size_t>(std::max(1, options_.max_in_flight));
-  for (size_t first = 0; first < todo.size(); first += group) {
-    const std::vector<size_t> part(
-        todo.begin() + static_cast<std::ptrdiff_t>(first),
-        todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), first + group)));
-    RETURN_IF_ERROR(MeasureGroup(requests, part, out));
-  }
+  if (!todo.empty()) RETURN_IF_ERROR(MeasureGroup(requests, todo, out));
   return out;
 }
 
 Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vector<size_t>& todo,
                               std::vector<Comparison>& out) {
+  // Every request goes to the benchmark at once; it keeps at most max_in_flight measuring
+  // and writes each one's files (write_files) only when it hands that one out, so the
+  // tuner prepares the next candidate while the others are measured. A write error is
+  // the run's error (after the batch), not a failed measurement.
+  benchmark_.set_max_in_flight(options_.max_in_flight);
+  std::vector<std::optional<std::pair<std::string, std::string>>> paths(requests.size());
+  std::vector<char> write_failed(requests.size(), 0);
+  Status write_error = Status::Ok();
   std::vector<MeasureRequest> pending;  // pending[j] measures requests[index[j]]
   std::vector<size_t> index;
   for (size_t i : todo) {
-    ASSIGN_OR_RETURN(auto paths, requests[i].write_files());
-    pending.push_back(MeasureRequest{paths.first, paths.second, options_.rounds});
+    MeasureRequest m;
+    m.rounds = options_.rounds;
+    m.prepare = [this, &requests, &paths, &write_failed, &write_error,
+                 i]() -> std::pair<std::string, std::string> {
+      if (!paths[i].has_value()) {
+        const auto started = std::chrono::steady_clock::now();
+        StatusOr<std::pair<std::string, std::string>> written = requests[i].write_files();
+        timing_.prepare_s +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        ++timing_.prepared;
+        if (!written.ok()) {
+          if (write_error.ok()) write_error = written.status();
+          write_failed[i] = 1;
+          paths[i].emplace();
+        } else {
+          paths[i] = std::move(*written);
+        }
+      }
+      return *paths[i];
+    };
+    pending.push_back(std::move(m));
     index.push_back(i);
   }
   Status log_error = Status::Ok();
+  const auto measuring = std::chrono::steady_clock::now();
+  const double transfer_before = benchmark_.transfer_seconds();
+  const double prepare_before = timing_.prepare_s;
   for (int attempts = 1; !pending.empty(); ++attempts) {
     if (attempts > 1) {
       const int shift = std::min(attempts - 2, 3);  // at most 8x the first backoff
@@ -95,13 +120,19 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
     std::vector<MeasureRequest> retry;
     std::vector<size_t> retry_index;
     benchmark_.MeasureMany(pending, [&](size_t j, Measurement m) {
+      const Request& request = requests[index[j]];
+      Comparison& c = out[index[j]];
+      if (write_failed[index[j]]) {  // nothing was measured: the run fails with write_error
+        c = Comparison{};
+        c.error = "the candidate could not be written";
+        return;
+      }
       if (!m.ok() && IsTransient(m.failure) && attempts <= options_.retries) {
         ++counters_.retried;
         retry.push_back(pending[j]);
         retry_index.push_back(index[j]);
         return;
       }
-      const Request& request = requests[index[j]];
       MeasurementRecord record;
       record.key = request.key;
       record.pattern = request.pattern;
@@ -116,7 +147,6 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
       }
       Status appended = log_.Append(record);
       if (!appended.ok() && log_error.ok()) log_error = appended;
-      Comparison& c = out[index[j]];
       if (!m.ok()) {
         ++counters_.failed;
         c = Comparison{};
@@ -127,10 +157,17 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
       replay_ok_[request.key] = record;
       c = CompareRounds(m.candidate_ms, m.reference_ms);
     });
+    RETURN_IF_ERROR(write_error);
     RETURN_IF_ERROR(log_error);
     pending = std::move(retry);
     index = std::move(retry_index);
   }
+  timing_.transfer_s += benchmark_.transfer_seconds() - transfer_before;
+  // The measuring wall time, less what this process spent writing and uploading meanwhile.
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - measuring).count();
+  timing_.measure_wall_s += std::max(0.0, wall - (timing_.prepare_s - prepare_before) -
+                                              (benchmark_.transfer_seconds() - transfer_before));
   return Status::Ok();
 }
 

@@ -21,7 +21,7 @@ struct MeasurerOptions {
   int rounds = 3;         // alternations per measurement
   int retries = 2;        // extra attempts for transient failures (timeout, crash, connection)
   int backoff_ms = 100;   // before retry k: backoff_ms * 2^min(k-1, 3)
-  int max_in_flight = 1;  // CompareMany hands the benchmark at most this many at once
+  int max_in_flight = 1;  // measurements in flight at once (Benchmark::set_max_in_flight)
 };
 
 // A measurement of a candidate against a reference. ratio = median over rounds of
@@ -44,6 +44,14 @@ struct MeasurerCounters {
   int retried_from_log = 0;  // keys whose logged attempt had failed, measured again now
 };
 
+// Where the tuner's time went around the measurements (seconds).
+struct MeasurerTiming {
+  int prepared = 0;           // candidates whose files were written
+  double prepare_s = 0;       // writing them (write_files: export, serialize, write)
+  double transfer_s = 0;      // the back end's reading, hashing, uploading (Redis)
+  double measure_wall_s = 0;  // waiting for results, less the two above
+};
+
 class Measurer {
  public:
   // Borrows both; they must outlive the measurer.
@@ -61,12 +69,14 @@ class Measurer {
     FileWriter write_files;
   };
   // Compare() for several pairs at once: the replayed ones come from the log, the others
-  // go to Benchmark::MeasureMany in groups of at most max_in_flight (transient failures
-  // are retried together, after the backoff). Each is logged as it completes. Results in
-  // the order of `requests`; the error is the first failed write_files or log append.
+  // go to Benchmark::MeasureMany together, at most max_in_flight measuring at a time, each
+  // one's write_files called only when the back end hands it out (transient failures are
+  // retried together, after the backoff). Each is logged as it completes. Results in the
+  // order of `requests`; the error is the first failed write_files or log append.
   StatusOr<std::vector<Comparison>> CompareMany(std::span<const Request> requests);
 
   const MeasurerCounters& counters() const { return counters_; }
+  const MeasurerTiming& timing() const { return timing_; }
   int rounds() const { return options_.rounds; }
   Benchmark& benchmark() { return benchmark_; }
 
@@ -82,6 +92,7 @@ class Measurer {
   std::map<std::string, MeasurementRecord> replay_ok_;  // successful records by key
   std::map<std::string, int> replay_failed_;            // failed records by key
   MeasurerCounters counters_;
+  MeasurerTiming timing_;
 };
 
 // Two measurements of the same pair as one: mean ratio; noise = the larger noise or half

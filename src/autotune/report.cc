@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "autotune/autotune.h"
 
 namespace qtune::autotune {
@@ -30,6 +32,24 @@ nlohmann::json ComparisonJson(const Comparison& c) {
           {"candidate_ms", c.candidate_ms},
           {"reference_ms", c.reference_ms},
           {"replayed", c.replayed}};
+}
+
+// Where the time went: the tuner's own work per candidate against the measuring.
+nlohmann::json TimeJson(const ReportInputs& in) {
+  const SearchResult& s = *in.search;
+  const MeasurerTiming& t = in.timing;
+  const double tuner_s = s.tuner_propose_s + t.prepare_s + t.transfer_s;
+  const int candidates = std::max(1, std::max(s.candidates, t.prepared));
+  return {{"setup_s", in.setup_s},
+          {"generations", s.generations},
+          {"candidates", s.candidates},
+          {"files_written", t.prepared},
+          {"tuner_propose_s", s.tuner_propose_s},
+          {"tuner_write_s", t.prepare_s},
+          {"tuner_upload_s", t.transfer_s},
+          {"tuner_s", tuner_s},
+          {"tuner_ms_per_candidate", 1000.0 * tuner_s / candidates},
+          {"measure_wall_s", t.measure_wall_s}};
 }
 
 }  // namespace
@@ -98,6 +118,7 @@ nlohmann::json BuildReport(const ReportInputs& in) {
         {"speculative_discarded", s.speculative_discarded}}},
       {"noise_median", s.noise_median},
       {"elapsed_s", in.elapsed_s},
+      {"time", TimeJson(in)},
   };
 }
 
@@ -128,10 +149,10 @@ std::string ReportToText(const nlohmann::json& r) {
     const std::string status = j["status"];
     const size_t parts = j["parts"].size();
     if (status == "measured" || status == "replayed") {
-      out += fmt::format("small wins together ({} patterns): {:.3f}x of the incumbent{}\n", parts,
+      out += fmt::format("wins together ({} patterns): {:.3f}x of the incumbent{}\n", parts,
                          j["ratio"].get<double>(), j["adopted"].get<bool>() ? ", adopted" : "");
     } else {
-      out += fmt::format("small wins together ({} patterns): {}\n", parts, status);
+      out += fmt::format("wins together ({} patterns): {}\n", parts, status);
     }
   }
   const auto& f = r["final"];
@@ -150,6 +171,16 @@ std::string ReportToText(const nlohmann::json& r) {
     out += "final     not measured (see report.json)\n";
   }
   out += fmt::format("time      {:.1f} s\n", r["elapsed_s"].get<double>());
+  if (r.contains("time")) {
+    const auto& t = r["time"];
+    out += fmt::format(
+        "tuner     {:.1f} ms per candidate (propose {:.2f} s, write {:.2f} s, upload {:.2f} s "
+        "for {} candidates)   measuring {:.1f} s wall   {} generations\n",
+        t["tuner_ms_per_candidate"].get<double>(), t["tuner_propose_s"].get<double>(),
+        t["tuner_write_s"].get<double>(), t["tuner_upload_s"].get<double>(),
+        t["candidates"].get<int>(), t["measure_wall_s"].get<double>(),
+        t["generations"].get<int>());
+  }
   return out;
 }
 

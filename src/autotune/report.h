@@ -26,7 +26,9 @@ struct ReportInputs {
   Comparison vs_rule;           // final model against the rule-based placement
   bool guard_reverted = false;  // the tuned placement lost to the start as a whole
   MeasurerCounters counters;
+  MeasurerTiming timing;
   double elapsed_s = 0;
+  double setup_s = 0;  // from the start to the first measurement (the baselines)
 };
 
 nlohmann::json BuildReport(const ReportInputs& in);

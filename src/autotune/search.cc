@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -17,25 +18,10 @@
 #include "core/progress.h"
 #include "core/sha256.h"
 #include "ir/onnx_io.h"
-#include "runtime/session.h"
+#include "quant/plan_json.h"
 
 namespace qtune::autotune {
 namespace fs = std::filesystem;
-namespace {
-
-// Writes `graph` (which must outlive the writer) to `path` when the measurer needs the
-// files; the reference is already on disk.
-Measurer::FileWriter CandidateWriter(const ir::Graph* graph, std::string path,
-                                     std::string reference) {
-  return [graph, path = std::move(path),
-          reference = std::move(reference)]() -> StatusOr<std::pair<std::string, std::string>> {
-    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
-    RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
-    return std::make_pair(path, reference);
-  };
-}
-
-}  // namespace
 
 std::vector<PatternInfo> GroupPatterns(const RegionTree& tree, const SignatureOptions& signature,
                                        const PlacementExporter& exporter) {
@@ -110,74 +96,54 @@ Searcher::Searcher(const PlacementExporter& exporter, Measurer& measurer,
       patterns_(std::move(patterns)),
       options_(std::move(options)) {}
 
-StatusOr<std::string> Searcher::PlanKey(const ir::Graph& graph) const {
-  runtime::SessionOptions session_options;
-  session_options.threads = options_.threads;
-  ASSIGN_OR_RETURN(auto session, runtime::Session::Create(graph, session_options));
-  StatusOr<const runtime::Plan*> plan = session->Prepare(options_.input_sizes);
-  if (!plan.ok() && plan.status().code() == StatusCode::kFailedPrecondition) {
-    // Sizes known only while the model runs (NonMaxSuppression, ...): there is no plan to
-    // compare before running, so the exported graph is its own key (no deduplication).
-    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(graph));
-    return "graph:" + Sha256Hex(bytes).substr(0, 16);
-  }
-  if (!plan.ok()) return plan.status();
-  return CompiledPlanKey(**plan);
+std::string Searcher::PlanKey(const Placement& placement) const {
+  // The quantization plan (sites, configs, calibrated ranges) is what the exported model
+  // is made of: equal plans export equal models. No compile, no export.
+  return Sha256Hex(quant::PlanToJsonText(exporter_.PlanFor(placement))).substr(0, 16);
 }
 
-StatusOr<Searcher::Incumbent> Searcher::MakeIncumbent(Placement placement) {
+Measurer::FileWriter Searcher::Writer(const Placement& candidate, int slot,
+                                      const std::string& reference) const {
+  const std::string path =
+      (fs::path(options_.work_dir) / "candidates" / std::to_string(slot) / "candidate.onnx")
+          .string();
+  return [this, candidate, path,
+          reference]() -> StatusOr<std::pair<std::string, std::string>> {
+    ASSIGN_OR_RETURN(auto graph, exporter_.Export(candidate));
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
+    return std::make_pair(path, reference);
+  };
+}
+
+StatusOr<Searcher::Incumbent> Searcher::MakeIncumbent(Placement placement, bool adopted) {
   Incumbent inc;
   inc.placement = std::move(placement);
   inc.hash = PlacementHash(inc.placement);
   inc.path = (fs::path(options_.work_dir) / "models" / (inc.hash + ".onnx")).string();
-  ASSIGN_OR_RETURN(auto graph, exporter_.Export(inc.placement));
-  ASSIGN_OR_RETURN(inc.plan_key, PlanKey(*graph));
-  if (!fs::exists(inc.path)) {
-    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
-    RETURN_IF_ERROR(WriteFileAtomic(inc.path, bytes));
+  inc.plan_key = PlanKey(inc.placement);
+  if (!fs::exists(inc.path) || (adopted && options_.on_new_best)) {
+    ASSIGN_OR_RETURN(auto graph, exporter_.Export(inc.placement));
+    if (!fs::exists(inc.path)) {
+      ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
+      RETURN_IF_ERROR(WriteFileAtomic(inc.path, bytes));
+    }
+    if (adopted && options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*graph));
   }
   return inc;
 }
 
-StatusOr<SearchResult> Searcher::Run(Placement start) {
-  SearchResult result;
-  std::error_code ec;
-  fs::create_directories(fs::path(options_.work_dir) / "models", ec);
-  ASSIGN_OR_RETURN(Incumbent incumbent, MakeIncumbent(std::move(start)));
-  int64_t total = 0;
-  for (const PatternInfo& p : patterns_)
-    total += p.points.empty() ? 0 : options_.schemes_per_pattern;
-  ProgressBar progress("autotune: measuring", total);
-  // The back end's live status (Redis: workers, jobs in flight, throughput) in the line.
-  measurer_.benchmark().SetStatusListener(
-      [&progress](const std::string& note) { progress.SetNote(note); });
-  Status searched = Status::Ok();
-  for (const PatternInfo& pattern : patterns_) {
-    searched = SearchPattern(pattern, incumbent, result);
-    if (!searched.ok()) break;
-    if (!pattern.points.empty()) progress.Advance(options_.schemes_per_pattern);
-  }
-  if (searched.ok()) searched = CombineSmallWins(incumbent, result);
-  measurer_.benchmark().SetStatusListener(nullptr);
-  RETURN_IF_ERROR(searched);
-  progress.Finish();
-  for (PatternReport& report : result.patterns) {
-    for (const PatternInfo& p : patterns_) {
-      if (p.id == report.id) report.best_scheme = ProjectScheme(p, 0, incumbent.placement);
-    }
-  }
-  result.best = incumbent.placement;
-  if (!noises_.empty()) result.noise_median = Median(noises_);
-  return result;
-}
-
-// What the proposing side of one pattern's search holds. Copied after each measured
-// proposal, so an adoption can rewind to the state right after the adopted candidate.
-struct Searcher::ProposalState {
-  SchemeGenerator generator;
+// One pattern's side of the search: its generator and what it learned so far.
+struct Searcher::PatternState {
+  const PatternInfo* pattern = nullptr;
+  PatternReport report;
+  std::optional<SchemeGenerator> generator;
   std::set<std::string> tried_plans;  // plan keys measured against the current incumbent
   int measured = 0;                   // candidates handed to the measurer
-  int proposals = 0;
+  int proposals = 0, max_proposals = 0;
+  bool done = false;
   // The lead: a scheme measured faster than the incumbent by more than its noise, but too
   // little to adopt. Flips and mutations start from it instead of the incumbent's scheme.
   std::string lead;
@@ -186,39 +152,39 @@ struct Searcher::ProposalState {
 
 // A scheme skipped before measuring (entry.status set), or a candidate to measure.
 struct Searcher::Proposal {
+  size_t state = 0;  // index into the pattern states
   SchemeResult entry;
   bool measure = false;
   Placement candidate;
-  std::unique_ptr<ir::Graph> graph;
-  std::string key;                     // candidate hash : incumbent hash
-  Measurer::FileWriter write_files;    // the candidate's file and the incumbent's
-  std::optional<ProposalState> after;  // the state right after it (measured ones)
+  std::string key;  // candidate hash : incumbent hash
+  Comparison first;
 };
 
-StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(const PatternInfo& pattern,
-                                                              const Incumbent& incumbent,
-                                                              ProposalState& state, int slot) {
+StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(PatternState& state, size_t index,
+                                                              const Incumbent& incumbent) {
+  const PatternInfo& pattern = *state.pattern;
   const std::string best_scheme =
       state.lead.empty() ? ProjectScheme(pattern, 0, incumbent.placement) : state.lead;
-  std::optional<std::string> scheme = state.generator.Next(best_scheme);
+  std::optional<std::string> scheme = state.generator->Next(best_scheme);
   if (!scheme.has_value()) return std::optional<Proposal>();
   ++state.proposals;
   Proposal p;
+  p.state = index;
   p.entry.scheme = *scheme;
   p.candidate = ApplyScheme(pattern, *scheme, incumbent.placement, exporter_);
   if (p.candidate == incumbent.placement) {
     p.entry.status = "same_placement";
     return std::optional<Proposal>(std::move(p));
   }
-  ASSIGN_OR_RETURN(p.graph, exporter_.Export(p.candidate));
-  ASSIGN_OR_RETURN(std::string plan_key, PlanKey(*p.graph));
+  const std::string plan_key = PlanKey(p.candidate);
   if (plan_key == incumbent.plan_key || state.tried_plans.count(plan_key)) {
     p.entry.status = "same_plan";
     return std::optional<Proposal>(std::move(p));
   }
   state.tried_plans.insert(plan_key);
   if (options_.sqnr && options_.min_sqnr_db > 0) {
-    ASSIGN_OR_RETURN(p.entry.sqnr_db, options_.sqnr(*p.graph));
+    ASSIGN_OR_RETURN(auto graph, exporter_.Export(p.candidate));
+    ASSIGN_OR_RETURN(p.entry.sqnr_db, options_.sqnr(*graph));
     if (!(p.entry.sqnr_db >= options_.min_sqnr_db)) {
       p.entry.status = "below_accuracy";
       return std::optional<Proposal>(std::move(p));
@@ -227,51 +193,226 @@ StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(const PatternInfo&
   p.measure = true;
   ++state.measured;
   p.key = PlacementHash(p.candidate) + ":" + incumbent.hash;
-  const std::string file = slot == 0 ? "candidate.onnx" : fmt::format("candidate-{}.onnx", slot);
-  const std::string candidate_path = (fs::path(options_.work_dir) / file).string();
-  p.write_files = CandidateWriter(p.graph.get(), candidate_path, incumbent.path);
-  p.after = state;
   return std::optional<Proposal>(std::move(p));
 }
 
-StatusOr<bool> Searcher::WinHolds(const Comparison& first, const std::string& key,
-                                  const std::string& pattern_id,
-                                  const Measurer::FileWriter& write_files, SchemeResult& entry) {
-  entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
-  entry.error = first.error;
-  entry.ratio = first.ratio;
-  entry.noise = first.noise;
-  entry.candidate_ms = first.candidate_ms;
-  entry.reference_ms = first.reference_ms;
-  if (!first.ok) return false;
-  noises_.push_back(first.noise);
-  auto wins = [&](const Comparison& c) {
-    return c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise);
-  };
-  if (!wins(first)) return false;
-  ASSIGN_OR_RETURN(Comparison again,
-                   measurer_.Compare(key + "/confirm", pattern_id, entry.scheme, write_files));
-  if (!again.ok) return false;
-  noises_.push_back(again.noise);
-  const Comparison both = CombineComparisons(first, again);
-  entry.ratio = both.ratio;
-  entry.noise = both.noise;
-  return wins(both);
+bool Searcher::Wins(const Comparison& c) const {
+  return c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise);
 }
 
-StatusOr<bool> Searcher::TakeResult(const PatternInfo& pattern, Proposal& p, const Comparison& c,
-                                    Incumbent& incumbent, PatternReport& report) {
-  SchemeResult& entry = p.entry;
-  ASSIGN_OR_RETURN(entry.adopted, WinHolds(c, p.key, pattern.id, p.write_files, entry));
-  if (entry.adopted) {
-    ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(p.candidate)));
-    QTUNE_LOG_INFO(
-        "autotune: pattern {} scheme {}: {:.3f}x of the incumbent, adopted (noise {:.3f})",
-        pattern.id, entry.scheme, entry.ratio, entry.noise);
-    if (options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*p.graph));
+StatusOr<SearchResult> Searcher::Run(Placement start) {
+  SearchResult result;
+  std::error_code ec;
+  fs::create_directories(fs::path(options_.work_dir) / "models", ec);
+  ASSIGN_OR_RETURN(Incumbent incumbent, MakeIncumbent(std::move(start), false));
+  std::vector<PatternState> states;
+  int64_t total = 0;
+  for (const PatternInfo& pattern : patterns_) {
+    PatternState s;
+    s.pattern = &pattern;
+    s.report.id = pattern.id;
+    s.report.signature = pattern.signature;
+    s.report.regions = static_cast<int>(pattern.regions.size());
+    s.report.points = static_cast<int>(pattern.points.size());
+    s.report.nodes = pattern.nodes;
+    s.done = pattern.points.empty();
+    // Seeds: the incumbent's projections (regions may differ), the cache's and
+    // --import-qdq's schemes, all points, none.
+    std::vector<std::string> seeds;
+    for (size_t r = 0; r < pattern.regions.size() && seeds.size() < 3; ++r) {
+      seeds.push_back(ProjectScheme(pattern, r, incumbent.placement));
+    }
+    if (auto it = options_.seeds.find(pattern.signature); it != options_.seeds.end()) {
+      seeds.insert(seeds.end(), it->second.begin(), it->second.end());
+    }
+    seeds.push_back(std::string(pattern.points.size(), '1'));
+    seeds.push_back(std::string(pattern.points.size(), '0'));
+    const uint64_t pattern_seed =
+        options_.seed ^ std::stoull(pattern.id.substr(0, 12), nullptr, 16);
+    s.max_proposals = 4 * options_.schemes_per_pattern + static_cast<int>(seeds.size()) +
+                      static_cast<int>(pattern.points.size());
+    s.generator.emplace(static_cast<int>(pattern.points.size()), seeds,
+                        options_.exhaustive_max_points, pattern_seed);
+    total += s.done ? 0 : options_.schemes_per_pattern;
+    states.push_back(std::move(s));
   }
-  report.schemes.push_back(entry);
-  return entry.adopted;
+  ProgressBar progress("autotune: measuring", total);
+  // The back end's live status (Redis: workers, jobs in flight, throughput) in the line.
+  measurer_.benchmark().SetStatusListener(
+      [&progress](const std::string& note) { progress.SetNote(note); });
+  Status searched = Status::Ok();
+  while (searched.ok()) {
+    StatusOr<bool> more = Generation(states, incumbent, result, progress);
+    if (!more.ok()) searched = more.status();
+    if (!more.ok() || !*more) break;
+  }
+  if (searched.ok()) searched = CombineSmallWins(incumbent, result);
+  measurer_.benchmark().SetStatusListener(nullptr);
+  fs::remove_all(fs::path(options_.work_dir) / "candidates", ec);
+  RETURN_IF_ERROR(searched);
+  progress.Finish();
+  // result.patterns was filled, in pattern order, by the last generation.
+  for (size_t i = 0; i < result.patterns.size() && i < states.size(); ++i) {
+    result.patterns[i].best_scheme = ProjectScheme(*states[i].pattern, 0, incumbent.placement);
+  }
+  result.best = incumbent.placement;
+  if (!noises_.empty()) result.noise_median = Median(noises_);
+  return result;
+}
+
+StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent& incumbent,
+                                    SearchResult& result, ProgressBar& progress) {
+  // 1. Proposals of every pattern with budget left, all against the incumbent, in pattern
+  // order: at most half the budget per pattern and generation (rounded up).
+  const int per_generation = std::max(1, (options_.schemes_per_pattern + 1) / 2);
+  const auto proposing = std::chrono::steady_clock::now();
+  std::vector<Proposal> batch;
+  for (size_t i = 0; i < states.size(); ++i) {
+    PatternState& s = states[i];
+    for (int n = 0; !s.done && n < per_generation;) {
+      if (s.measured >= options_.schemes_per_pattern || s.proposals >= s.max_proposals) {
+        s.done = true;
+        break;
+      }
+      ASSIGN_OR_RETURN(std::optional<Proposal> p, Propose(s, i, incumbent));
+      if (!p.has_value()) {
+        s.done = true;
+        break;
+      }
+      n += p->measure ? 1 : 0;
+      batch.push_back(std::move(*p));
+    }
+  }
+  std::vector<Measurer::Request> requests;
+  for (Proposal& p : batch) {
+    if (!p.measure) continue;
+    requests.push_back({p.key, states[p.state].pattern->id, p.entry.scheme,
+                        Writer(p.candidate, static_cast<int>(requests.size()), incumbent.path)});
+  }
+  result.tuner_propose_s +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - proposing).count();
+  result.candidates += static_cast<int>(requests.size());
+  ++result.generations;
+  // 2. All measured at once (the back end keeps K in flight).
+  ASSIGN_OR_RETURN(std::vector<Comparison> measured, measurer_.CompareMany(requests));
+  progress.Advance(static_cast<int64_t>(requests.size()));
+  // 3. Each pattern's best first-measurement win, in proposal order (ties: the first).
+  std::map<size_t, Proposal*> best_win;  // by state index
+  size_t r = 0;
+  for (Proposal& p : batch) {
+    if (!p.measure) continue;
+    p.first = measured[r++];
+    SchemeResult& e = p.entry;
+    e.status = !p.first.ok ? "failed" : p.first.replayed ? "replayed" : "measured";
+    e.error = p.first.error;
+    e.ratio = p.first.ratio;
+    e.noise = p.first.noise;
+    e.candidate_ms = p.first.candidate_ms;
+    e.reference_ms = p.first.reference_ms;
+    if (!p.first.ok) continue;
+    noises_.push_back(p.first.noise);
+    if (!Wins(p.first)) continue;
+    Proposal*& best = best_win[p.state];
+    if (best == nullptr || p.first.ratio < best->first.ratio) best = &p;
+  }
+  // 4. The wins confirmed, and (two or more) all of them together measured twice, at once.
+  std::vector<Measurer::Request> confirm;
+  for (auto& [state, p] : best_win) {
+    confirm.push_back({p->key + "/confirm", states[state].pattern->id, p->entry.scheme,
+                       Writer(p->candidate, static_cast<int>(confirm.size()), incumbent.path)});
+  }
+  CombinedReport together;
+  Placement combined = incumbent.placement;
+  if (best_win.size() >= 2) {
+    for (auto& [state, p] : best_win) {
+      combined = ApplyScheme(*states[state].pattern, p->entry.scheme, combined, exporter_);
+      together.parts.push_back(states[state].pattern->id + ":" + p->entry.scheme);
+    }
+    together.result.scheme = fmt::format("{}", fmt::join(together.parts, "+"));
+    const std::string key = PlacementHash(combined) + ":" + incumbent.hash;
+    for (const std::string& k : {key, key + "/confirm"}) {
+      confirm.push_back({k, "combined", together.result.scheme,
+                         Writer(combined, static_cast<int>(confirm.size()), incumbent.path)});
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<Comparison> confirmed, measurer_.CompareMany(confirm));
+  // 5. Adopt: all the wins together when that holds, else the best single win that holds.
+  Proposal* adopted = nullptr;
+  bool adopted_all = false;
+  size_t c = 0;
+  for (auto& [state, p] : best_win) {
+    const Comparison& again = confirmed[c++];
+    if (!again.ok) continue;
+    noises_.push_back(again.noise);
+    const Comparison both = CombineComparisons(p->first, again);
+    p->entry.ratio = both.ratio;
+    p->entry.noise = both.noise;
+    if (Wins(both) && (adopted == nullptr || both.ratio < adopted->entry.ratio)) adopted = p;
+  }
+  if (best_win.size() >= 2) {
+    const Comparison& first = confirmed[c];
+    const Comparison& again = confirmed[c + 1];
+    SchemeResult& e = together.result;
+    e.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
+    e.error = first.error.empty() ? again.error : first.error;
+    if (first.ok && again.ok) {
+      noises_.push_back(first.noise);
+      noises_.push_back(again.noise);
+      const Comparison both = CombineComparisons(first, again);
+      e.ratio = both.ratio;
+      e.noise = both.noise;
+      e.candidate_ms = both.candidate_ms;
+      e.reference_ms = both.reference_ms;
+      // Together it must win, and beat the best single win it would replace.
+      adopted_all = Wins(first) && Wins(both) &&
+                    (adopted == nullptr || both.ratio < adopted->entry.ratio);
+    }
+    e.adopted = adopted_all;
+    result.combined.push_back(together);
+  }
+  // 6. The report entries, the leads, and the new incumbent.
+  for (Proposal& p : batch) {
+    PatternState& s = states[p.state];
+    auto it = best_win.find(p.state);
+    p.entry.adopted = it != best_win.end() && it->second == &p && (adopted_all || adopted == &p);
+    const SchemeResult& e = p.entry;
+    if (!p.measure) {
+      result.skipped_same_placement += e.status == "same_placement";
+      result.skipped_same_plan += e.status == "same_plan";
+      result.skipped_accuracy += e.status == "below_accuracy";
+    } else if (!e.adopted && HasRatio(e) && e.ratio < 1.0 - e.noise && e.ratio < s.lead_ratio) {
+      s.lead = e.scheme;
+      s.lead_ratio = e.ratio;
+    }
+    s.report.schemes.push_back(e);
+  }
+  const bool changed = adopted_all || adopted != nullptr;
+  if (changed) {
+    Placement next = adopted_all ? combined : adopted->candidate;
+    for (auto& [state, p] : best_win) {
+      if (p->entry.adopted) {
+        states[state].lead.clear();
+        states[state].lead_ratio = 1.0;
+        QTUNE_LOG_INFO(
+            "autotune: pattern {} scheme {}: {:.3f}x of the incumbent, adopted (noise {:.3f})",
+            states[state].pattern->id, p->entry.scheme, p->entry.ratio, p->entry.noise);
+      }
+    }
+    if (adopted_all) {
+      QTUNE_LOG_INFO("autotune: {} wins together: {:.3f}x of the incumbent, adopted",
+                     together.parts.size(), together.result.ratio);
+    }
+    ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(next), true));
+    for (PatternState& s : states) s.tried_plans.clear();
+  }
+  bool more = false;
+  for (const PatternState& s : states) more |= !s.done;
+  if (!more || batch.empty()) {
+    result.patterns.clear();
+    for (const PatternState& s : states) result.patterns.push_back(s.report);
+    return false;
+  }
+  return true;
 }
 
 Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
@@ -307,10 +448,9 @@ Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
     SchemeResult& entry = combined.result;
     entry.scheme = fmt::format("{}", fmt::join(combined.parts, "+"));
     if (candidate == incumbent.placement) continue;
-    ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, exporter_.Export(candidate));
-    ASSIGN_OR_RETURN(std::string plan_key, PlanKey(*graph));
-    if (plan_key == incumbent.plan_key) continue;
+    if (PlanKey(candidate) == incumbent.plan_key) continue;
     if (options_.sqnr && options_.min_sqnr_db > 0) {
+      ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, exporter_.Export(candidate));
       ASSIGN_OR_RETURN(entry.sqnr_db, options_.sqnr(*graph));
       if (!(entry.sqnr_db >= options_.min_sqnr_db)) {
         entry.status = "below_accuracy";
@@ -319,109 +459,34 @@ Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
       }
     }
     const std::string key = PlacementHash(candidate) + ":" + incumbent.hash;
-    const Measurer::FileWriter write_files = CandidateWriter(
-        graph.get(), (fs::path(options_.work_dir) / "candidate.onnx").string(), incumbent.path);
-    ASSIGN_OR_RETURN(Comparison first,
-                     measurer_.Compare(key, "combined", entry.scheme, write_files));
-    ASSIGN_OR_RETURN(entry.adopted, WinHolds(first, key, "combined", write_files, entry));
+    // Measured twice at once; both must win (as a confirmed win).
+    const Measurer::Request pair[] = {
+        {key, "combined", entry.scheme, Writer(candidate, 0, incumbent.path)},
+        {key + "/confirm", "combined", entry.scheme, Writer(candidate, 1, incumbent.path)}};
+    ASSIGN_OR_RETURN(std::vector<Comparison> both, measurer_.CompareMany(pair));
+    const Comparison& first = both[0];
+    entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
+    entry.error = first.ok ? both[1].error : first.error;
+    entry.ratio = first.ratio;
+    entry.noise = first.noise;
+    entry.candidate_ms = first.candidate_ms;
+    entry.reference_ms = first.reference_ms;
+    if (first.ok && both[1].ok) {
+      noises_.push_back(first.noise);
+      noises_.push_back(both[1].noise);
+      const Comparison mean = CombineComparisons(first, both[1]);
+      entry.ratio = mean.ratio;
+      entry.noise = mean.noise;
+      entry.adopted = Wins(first) && Wins(mean);
+    }
     QTUNE_LOG_INFO("autotune: {} small wins together: {:.3f}x of the incumbent{} (noise {:.3f})", n,
                    entry.ratio, entry.adopted ? ", adopted" : "", entry.noise);
     result.combined.push_back(std::move(combined));
     if (result.combined.back().result.adopted) {
-      ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(candidate)));
-      if (options_.on_new_best) RETURN_IF_ERROR(options_.on_new_best(*graph));
+      ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(candidate), true));
       break;
     }
   }
-  return Status::Ok();
-}
-
-Status Searcher::SearchPattern(const PatternInfo& pattern, Incumbent& incumbent,
-                               SearchResult& result) {
-  PatternReport report;
-  report.id = pattern.id;
-  report.signature = pattern.signature;
-  report.regions = static_cast<int>(pattern.regions.size());
-  report.points = static_cast<int>(pattern.points.size());
-  report.nodes = pattern.nodes;
-  if (pattern.points.empty()) {
-    result.patterns.push_back(std::move(report));
-    return Status::Ok();
-  }
-  // Seeds: the incumbent's projections (regions may differ), the cache's and --import-qdq's
-  // schemes, all points, none.
-  std::vector<std::string> seeds;
-  for (size_t r = 0; r < pattern.regions.size() && seeds.size() < 3; ++r) {
-    seeds.push_back(ProjectScheme(pattern, r, incumbent.placement));
-  }
-  if (auto it = options_.seeds.find(pattern.signature); it != options_.seeds.end()) {
-    seeds.insert(seeds.end(), it->second.begin(), it->second.end());
-  }
-  seeds.push_back(std::string(pattern.points.size(), '1'));
-  seeds.push_back(std::string(pattern.points.size(), '0'));
-  const uint64_t pattern_seed = options_.seed ^ std::stoull(pattern.id.substr(0, 12), nullptr, 16);
-  ProposalState state{SchemeGenerator(static_cast<int>(pattern.points.size()), seeds,
-                                      options_.exhaustive_max_points, pattern_seed),
-                      {},
-                      0,
-                      0};
-  const int max_proposals = 4 * options_.schemes_per_pattern + static_cast<int>(seeds.size()) +
-                            static_cast<int>(pattern.points.size());
-  const int parallel = std::max(1, options_.parallel);
-  for (;;) {
-    // Propose up to `parallel` candidates against the current incumbent (with the skipped
-    // schemes between them), as the one-at-a-time search would propose them if none won.
-    std::vector<Proposal> batch;
-    int to_measure = 0;
-    bool exhausted = false;
-    while (to_measure < parallel && state.measured < options_.schemes_per_pattern &&
-           state.proposals < max_proposals) {
-      ASSIGN_OR_RETURN(std::optional<Proposal> p, Propose(pattern, incumbent, state, to_measure));
-      if (!p.has_value()) {
-        exhausted = true;
-        break;
-      }
-      to_measure += p->measure ? 1 : 0;
-      batch.push_back(std::move(*p));
-    }
-    if (batch.empty()) break;
-    std::vector<Measurer::Request> requests;
-    for (const Proposal& p : batch) {
-      if (p.measure) requests.push_back({p.key, pattern.id, p.entry.scheme, p.write_files});
-    }
-    ASSIGN_OR_RETURN(std::vector<Comparison> results, measurer_.CompareMany(requests));
-    // The results in proposal order, as if measured one at a time. An adoption or a new
-    // lead changes what comes next: the proposals after it are dropped and proposing
-    // resumes from the state right after it.
-    bool rewound = false;
-    size_t r = 0;
-    for (Proposal& p : batch) {
-      if (rewound) {  // proposed from the state of before: dropped
-        if (p.measure && !results[r++].replayed) ++result.speculative_discarded;
-        continue;
-      }
-      if (!p.measure) {
-        result.skipped_same_placement += p.entry.status == "same_placement";
-        result.skipped_same_plan += p.entry.status == "same_plan";
-        result.skipped_accuracy += p.entry.status == "below_accuracy";
-        report.schemes.push_back(p.entry);
-        continue;
-      }
-      ASSIGN_OR_RETURN(bool adopted, TakeResult(pattern, p, results[r++], incumbent, report));
-      const SchemeResult& e = p.entry;
-      const bool leads =
-          !adopted && HasRatio(e) && e.ratio < 1.0 - e.noise && e.ratio < p.after->lead_ratio;
-      if (adopted || leads) {
-        state = std::move(*p.after);
-        state.lead = adopted ? "" : e.scheme;
-        state.lead_ratio = adopted ? 1.0 : e.ratio;
-        if (adopted) state.tried_plans.clear();
-        rewound = true;
-      }
-    }
-    if (exhausted && !rewound) break;
-  }
-  result.patterns.push_back(std::move(report));
   return Status::Ok();
 }
 

@@ -8,25 +8,32 @@
 //   is the incumbent's scheme, or the lead: a scheme measured faster than the incumbent
 //   by more than its noise but too little to adopt (a step towards a larger win).
 // Before a candidate is measured it is deduplicated twice: by placement hash (never
-// measure a placement twice) and by compiled plan (qtune's engine compiles it first; a
-// plan equal to the incumbent's or to one already measured against it runs the same
-// kernels, so measuring it would tell nothing). Each measurement compares the candidate
-// with the incumbent, interleaved; a win must exceed both `min_gain` and twice the noise
-// seen in that measurement, and is confirmed by a second measurement before it is adopted.
+// measure a placement twice) and by plan key: the SHA-256 of the quantization plan the
+// placement exports (sites, configs, calibrated ranges), so two placements that export the
+// same model are measured once. No compile and no export is needed for either key.
 //
-// Parallel measuring (SearchOptions::parallel = K > 1): the searcher proposes the next K
-// candidates of a pattern as if none of them will be adopted or lead (all against the same
-// incumbent), has them measured at once (Measurer::CompareMany), then takes the results in
-// proposal order exactly as a one-at-a-time search would. When one is adopted or becomes
-// the lead, the proposals after it are dropped (counted in speculative_discarded; their
-// measurements stay in the state log) and proposing resumes from the state right after
-// it. So the result, every report entry and the measured pairs are those of K = 1; only
-// the discarded speculative measurements come on top.
+// Generations (the search does not depend on how many measurements run at once): in a
+// generation every pattern with budget left proposes its next candidates (at most half its
+// schemes_per_pattern, rounded up), all against the same incumbent, and all of them are
+// measured at once (Measurer::CompareMany; the back end keeps K in flight). Each
+// measurement compares the candidate with the incumbent, interleaved; a win must exceed
+// both `min_gain` and twice the noise seen in that measurement. Then, at once: each
+// pattern's best win (the lowest ratio; ties to the first proposed) is measured again to
+// confirm it, and, when two or more patterns won, all those wins applied together are
+// measured twice. The combination is adopted when both its measurements and their mean
+// win and it beats the best confirmed single win; else that best confirmed single win is
+// adopted (its mean with the confirmation must win). Every decision follows the proposal
+// order, never the order in which results arrive, so the final placement is a function
+// of the seed and the measured values only: the same for every K, and under kills,
+// timeouts and retries (the state log replays what was measured). A pattern whose scheme
+// measured faster than the incumbent by more than its noise but too little to adopt keeps
+// it as its lead: its next flips and mutations start from it.
 //
-// Small wins: after the pattern pass, the wins too small to adopt alone (below min_gain or
+// Small wins: after the generations, the wins too small to adopt alone (below min_gain or
 // inside the noise) may add up. The best measured scheme below ratio 1 of every pattern
-// that adopted nothing is applied together, as one candidate, measured and confirmed as
-// above; when that does not win, the half with the larger gains is tried, down to two.
+// that adopted nothing is applied together, as one candidate, measured twice at once and
+// adopted as above; when that does not win, the half with the larger gains is tried, down
+// to two.
 #pragma once
 
 #include <functional>
@@ -40,6 +47,7 @@
 #include "autotune/pattern.h"
 #include "autotune/placement_export.h"
 #include "autotune/region.h"
+#include "core/progress.h"
 #include "core/status.h"
 
 namespace qtune::autotune {
@@ -64,10 +72,7 @@ struct SearchOptions {
   int exhaustive_max_points = 3;  // patterns with at most this many points: every subset
   double min_gain = 0.02;         // a win must beat the incumbent by this fraction...
   uint64_t seed = 0;              // ...and twice the noise; random schemes use this seed
-  std::string work_dir;           // models/ and candidate.onnx go there
-  std::map<std::string, std::vector<int64_t>> input_sizes;  // to compile plan keys
-  int threads = 1;
-  int parallel = 1;  // candidates proposed and measured at once (see the top of this file)
+  std::string work_dir;           // models/ and candidates/N/candidate.onnx go there
   // Extra seed schemes per pattern signature ("0110"...: the pattern cache, --import-qdq).
   std::map<std::string, std::vector<std::string>> seeds;
   // When set, a candidate whose outputs score below min_sqnr_db is not measured.
@@ -112,8 +117,11 @@ struct SearchResult {
   int skipped_same_placement = 0;
   int skipped_same_plan = 0;
   int skipped_accuracy = 0;
-  int speculative_discarded = 0;  // measured, then dropped after an earlier adoption
+  int speculative_discarded = 0;  // always 0 now (kept in the report's counts)
   double noise_median = 0;        // over every measurement
+  int generations = 0;
+  int candidates = 0;            // measurement requests of the generations' proposals
+  double tuner_propose_s = 0;    // proposing them: schemes, keys, SQNR (not the files)
 };
 
 class Searcher {
@@ -128,25 +136,22 @@ class Searcher {
     Placement placement;
     std::string hash, path, plan_key;
   };
-  struct ProposalState;
+  struct PatternState;
   struct Proposal;
-  StatusOr<Incumbent> MakeIncumbent(Placement placement);
-  StatusOr<std::string> PlanKey(const ir::Graph& graph) const;
-  Status SearchPattern(const PatternInfo& pattern, Incumbent& incumbent, SearchResult& result);
-  // The next proposal from `state` (advanced past it); nullopt when the generator is done.
-  // `slot` numbers the batch's measured candidates (their model files differ).
-  StatusOr<std::optional<Proposal>> Propose(const PatternInfo& pattern, const Incumbent& incumbent,
-                                            ProposalState& state, int slot);
-  // Takes a measured proposal's result as the one-at-a-time search does: confirms a win,
-  // adopts it (then returns true). Appends its report entry.
-  StatusOr<bool> TakeResult(const PatternInfo& pattern, Proposal& proposal, const Comparison& c,
-                            Incumbent& incumbent, PatternReport& report);
-  // Whether `first` (a measurement of `key` against the incumbent) is a win that holds: it
-  // beats the incumbent by more than min_gain and twice its noise, and so does its mean
-  // with a confirming measurement. Fills `entry` with the measured figures.
-  StatusOr<bool> WinHolds(const Comparison& first, const std::string& key,
-                          const std::string& pattern_id, const Measurer::FileWriter& write_files,
-                          SchemeResult& entry);
+  // The incumbent of `placement` (its model file written once); `adopted`: calls
+  // on_new_best with its QDQ model.
+  StatusOr<Incumbent> MakeIncumbent(Placement placement, bool adopted);
+  std::string PlanKey(const Placement& placement) const;
+  // Writes `candidate`'s model to candidates/<slot>/candidate.onnx when called.
+  Measurer::FileWriter Writer(const Placement& candidate, int slot,
+                              const std::string& reference) const;
+  // The next proposal of `state` (pattern `index`); nullopt when its generator is done.
+  StatusOr<std::optional<Proposal>> Propose(PatternState& state, size_t index,
+                                            const Incumbent& incumbent);
+  bool Wins(const Comparison& c) const;
+  // One generation (see the top of this file); false when no pattern has anything left.
+  StatusOr<bool> Generation(std::vector<PatternState>& states, Incumbent& incumbent,
+                            SearchResult& result, ProgressBar& progress);
   // The small-wins step (see the top of this file).
   Status CombineSmallWins(Incumbent& incumbent, SearchResult& result);
 
