@@ -32,7 +32,9 @@ int64_t IrVersionForOpset(int64_t opset) {
   if (opset <= 14) return 7;
   if (opset <= 18) return 8;
   if (opset <= 20) return 9;
-  return 10;
+  if (opset <= 22) return 10;
+  if (opset <= 24) return 11;
+  return 12;
 }
 
 GraphBuilder::GraphBuilder(int64_t opset) : graph_(std::make_unique<Graph>()) {

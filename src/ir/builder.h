@@ -34,7 +34,8 @@ struct OpOptions {
   std::string domain;
 };
 
-// The ONNX IR version that goes with an opset of the default domain (7 -> 3 ... 21 -> 10).
+// The ONNX IR version that goes with an opset of the default domain (7 -> 3 ... 21, 22 -> 10,
+// 23, 24 -> 11: IR 11 brought float4e2m1 and float8e8m0; 25 -> 12).
 int64_t IrVersionForOpset(int64_t opset);
 
 class GraphBuilder {

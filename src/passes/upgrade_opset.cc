@@ -14,7 +14,10 @@
 namespace qtune::passes {
 namespace {
 
-constexpr int64_t kMaxTargetOpset = 21;
+// 22 to 24 changed no op's meaning (added types; DequantizeLinear-23 output_dtype,
+// QuantizeLinear-23 precision and Cast-24 round_mode are new optional attributes whose
+// defaults keep the old behaviour), so raising the import is the whole upgrade.
+constexpr int64_t kMaxTargetOpset = 24;
 
 struct Step {
   int64_t from = 0;  // the graph's opset before the upgrade

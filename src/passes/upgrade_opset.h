@@ -15,6 +15,7 @@
 //             num_outputs
 //   opset 9   BatchNormalization loses `spatial` (only spatial = 1 converts)
 //   opset 21  GroupNormalization changed its scale/bias shape: Unimplemented
+//   opset 22-24  no change of meaning (new types and optional attributes only)
 //
 // Ops not listed kept their meaning over these versions (only types or optional features
 // were added). A node the upgrade cannot convert makes it fail with Unimplemented naming
@@ -31,11 +32,11 @@
 namespace qtune::passes {
 
 struct UpgradeOpsetOptions {
-  int64_t target_opset = 19;  // at most 21
+  int64_t target_opset = 19;  // at most 24
 };
 
 // True when the graph changed. A graph already at or above the target is left alone
-// (never downgraded). Errors: target above 21, an unconvertible node (Unimplemented).
+// (never downgraded). Errors: target above 24, an unconvertible node (Unimplemented).
 // On error the graph may be partly converted.
 StatusOr<bool> UpgradeOpset(ir::Graph& graph, const UpgradeOpsetOptions& options);
 

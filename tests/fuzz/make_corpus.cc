@@ -18,6 +18,7 @@
 namespace qtune {
 
 void WriteOpFamilyCorpus(const std::string& dir);  // make_corpus_ops.cc
+void WriteLowBitCorpus(const std::string& dir);     // make_corpus_lowbit.cc
 
 namespace {
 
@@ -226,6 +227,7 @@ int main(int argc, char** argv) {
   qtune::DataDependentReshape(dir);
   qtune::CropCol2Im(dir);
   qtune::WriteOpFamilyCorpus(dir);
+  qtune::WriteLowBitCorpus(dir);
   qtune::Npy(dir);
   return 0;
 }

@@ -111,6 +111,9 @@ TEST(BuilderTest, IrVersionFollowsOpset) {
   EXPECT_EQ(IrVersionForOpset(17), 8);
   EXPECT_EQ(IrVersionForOpset(19), 9);
   EXPECT_EQ(IrVersionForOpset(21), 10);
+  EXPECT_EQ(IrVersionForOpset(22), 10);
+  EXPECT_EQ(IrVersionForOpset(23), 11);  // float4e2m1
+  EXPECT_EQ(IrVersionForOpset(24), 11);  // float8e8m0
 }
 
 TEST(BuilderDeathTest, InvalidGraphAbortsBuild) {
