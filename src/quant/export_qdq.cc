@@ -11,6 +11,8 @@
 #include "passes/fold_qdq_casts.h"
 #include "passes/upgrade_opset.h"
 #include "quant/qdq_params.h"
+#include "quant/block_float_export.h"
+#include "quant/weight_only_export.h"
 
 namespace qtune::quant {
 namespace {
@@ -180,6 +182,8 @@ class Exporter {
     bool has_q = true;
     DataType qtype = DataType::kInt8;
     std::optional<int64_t> axis;
+    std::optional<int64_t> block_size;  // blockwise weights (opset 21)
+    bool scale_final = false;  // the scale already has its exported type (low-bit weights)
     Tensor scale;       // float32
     Tensor zero_point;  // of qtype
   };
@@ -187,13 +191,17 @@ class Exporter {
   Status WritePair(const QuantSite& site, PairSpec spec, ir::Value* float_value,
                    const std::vector<std::pair<ir::Node*, int>>& consumers, ExportedSite& out) {
     SiteWriter writer(graph_, site.value);
-    const bool fp16 = UseFp16(site, float_value, spec.has_q, spec.scale);
-    if (fp16) spec.scale = *ScaleToFloat16(spec.scale);
+    const bool fp16 = spec.scale_final ? spec.scale.dtype() == DataType::kFloat16
+                                       : UseFp16(site, float_value, spec.has_q, spec.scale);
+    if (fp16 && !spec.scale_final) spec.scale = *ScaleToFloat16(spec.scale);
     out.fp16_scale = fp16;
     const DataType scale_type = spec.scale.dtype();
     ASSIGN_OR_RETURN(auto params, ScaleAndZeroPoint(writer, site, spec.scale, spec.zero_point));
     std::vector<ir::Attribute> attrs;
     if (spec.axis.has_value()) attrs.push_back(ir::Attribute::Int("axis", *spec.axis));
+    if (spec.block_size.has_value()) {
+      attrs.push_back(ir::Attribute::Int("block_size", *spec.block_size));
+    }
     const DataType float_type =
         float_value->dtype() == DataType::kUndefined ? DataType::kFloat32 : float_value->dtype();
 
@@ -269,6 +277,8 @@ class Exporter {
     }
     ASSIGN_OR_RETURN(auto consumers, ResolveConsumers(graph_, site, value));
     if (consumers.empty()) return Status::Ok();
+    if (IsBlockFloatFormat(site.config.format)) return ExportBlockFloat(site, value, consumers);
+    if (UsesLowBitPath(site)) return ExportLowBitWeight(site, value, consumers);
     const bool store_quantized = !options_.float_weights;
     ASSIGN_OR_RETURN(QuantizedWeight qw, QuantizeWeight(value->initializer(), site.config,
                                                         store_quantized, site.value));
@@ -304,6 +314,90 @@ class Exporter {
     return Status::Ok();
   }
 
+  // NVFP4 / MXFP8 weights (block_float_export.h); --target ort: float32 block scales.
+  Status ExportBlockFloat(const QuantSite& site, ir::Value* value,
+                          const std::vector<std::pair<ir::Node*, int>>& consumers) {
+    ASSIGN_OR_RETURN(BlockFloatExport e,
+                     ExportBlockFloatWeight(graph_, site.config.format, value, consumers,
+                                            BlockFloatLayoutFor(plan_.target)));
+    ExportedSite out{.value = site.value, .kind = site.kind, .format = site.config.format};
+    out.min_scale = e.min_scale;
+    out.max_scale = e.max_scale;
+    out.channels = e.channels;
+    out.block_size = FormatInfoOf(site.config.format).fixed_block_size;
+    out.effective_bits = EffectiveBits(site.config, e.k);
+    out.dq_node = e.dq_node;
+    report_.sites.push_back(std::move(out));
+    return Status::Ok();
+  }
+
+  // int4 / blockwise / clip / AWQ weights (weight_only_export.h). All consumers must read
+  // the weight alike (one MatMul/Gemm layout); the first decides.
+  Status ExportLowBitWeight(const QuantSite& site, ir::Value* value,
+                            const std::vector<std::pair<ir::Node*, int>>& consumers) {
+    ir::Node* layer = consumers.front().first;
+    for (const auto& [node, index] : consumers) {
+      if (index != 1 || node->op_type() != layer->op_type() ||
+          node->GetInt("transB", 0) != layer->GetInt("transB", 0)) {
+        return InvalidArgumentError(fmt::format(
+            "low-bit weight '{}' is read by {} as input {}; every reader must be a {} reading "
+            "it as input 1",
+            site.value, node->DebugName(), index, layer->op_type()));
+      }
+    }
+    ASSIGN_OR_RETURN(LowBitWeight lw, QuantizeLowBitWeight(*layer, site, value->initializer()));
+    const QuantizedMatrix& m = lw.matrix;
+    ExportedSite out{.value = site.value,
+                     .kind = site.kind,
+                     .format = site.config.format,
+                     .is_unsigned = !m.symmetric,
+                     .channels = m.n};
+    out.min_scale = *std::min_element(m.scales.begin(), m.scales.end());
+    out.max_scale = *std::max_element(m.scales.begin(), m.scales.end());
+    out.fp16_scale = lw.fp16_scales;
+    out.block_size = m.group < m.k ? m.group : 0;
+    out.effective_bits = EffectiveBits(site.config, m.k);
+    for (const auto& [node, index] : consumers) {
+      if (!site.input_scale.empty()) {
+        RETURN_IF_ERROR(InsertInputScale(graph_, node, site.input_scale, site.value));
+      }
+    }
+    const bool nbits = plan_.target == Target::kOrt && m.bits == 4 && m.group < m.k;
+    if (nbits) {
+      for (const auto& [node, index] : consumers) {
+        RETURN_IF_ERROR(ReplaceWithMatMulNBits(graph_, node, lw, site.value));
+      }
+      out.dq_node = "MatMulNBits";
+      report_.sites.push_back(std::move(out));
+      return Status::Ok();
+    }
+    ASSIGN_OR_RETURN(DequantizeInputs dq, ToDequantizeInputs(m, lw.transposed, lw.fp16_scales));
+    PairSpec spec;
+    spec.has_q = false;
+    spec.qtype = dq.data.dtype();
+    spec.scale_final = true;
+    spec.scale = std::move(dq.scale);
+    if (m.symmetric) {
+      ASSIGN_OR_RETURN(spec.zero_point, Tensor::Allocate(spec.qtype, spec.scale.sizes()));
+    } else {
+      spec.zero_point = std::move(dq.zero_point);
+    }
+    if (m.group < m.k) {
+      spec.axis = lw.reduction_axis;
+      spec.block_size = m.group;
+    } else {
+      spec.axis = 1 - lw.reduction_axis;  // per output channel
+    }
+    SiteWriter writer(graph_, site.value);
+    ASSIGN_OR_RETURN(spec.source, writer.Initializer("_quantized", std::move(dq.data)));
+    RETURN_IF_ERROR(WritePair(site, std::move(spec), value, consumers, out));
+    if (value->uses().empty() && !value->is_graph_output()) {
+      RETURN_IF_ERROR(graph_.RemoveValue(value));
+    }
+    report_.sites.push_back(std::move(out));
+    return Status::Ok();
+  }
+
   ir::Graph& graph_;
   const QuantPlan& plan_;
   const ExportOptions& options_;
@@ -318,6 +412,15 @@ int64_t RequiredOpset(const QuantPlan& plan, const ExportOptions& options) {
     return s.enabled && s.config.enable && s.config.format == QuantFormat::kFp8E4M3;
   });
   if (fp8 || options.fp16_scales) opset = std::max<int64_t>(opset, 19);
+  const bool low_bit = std::any_of(plan.sites.begin(), plan.sites.end(), [](const QuantSite& s) {
+    return s.enabled && s.config.enable && UsesLowBitPath(s);
+  });
+  if (low_bit) opset = std::max<int64_t>(opset, 21);  // block_size, INT4 / UINT4
+  for (const QuantSite& s : plan.sites) {  // NVFP4 23, MXFP8 24 (--target ort: 21)
+    if (s.enabled && s.config.enable && IsBlockFloatFormat(s.config.format)) {
+      opset = std::max(opset, BlockFloatOpset(s.config.format, BlockFloatLayoutFor(plan.target)));
+    }
+  }
   return opset;
 }
 

@@ -18,6 +18,8 @@
 //   quantized (int8 / float8e4m3fn initializer) behind a DequantizeLinear carrying `axis`;
 //   ExportOptions::float_weights keeps the float initializer behind Q -> DQ instead.
 //   Biases are never quantized.
+// Weight-only low-bit weights (int4, blockwise int8, clip/AWQ scales): see
+//   weight_only_export.h; --target ort (plan.target) writes int4 as MatMulNBits. Opset 21.
 //
 // The default-domain opset is upgraded when needed (passes::UpgradeOpset): at least 13
 // (per-channel int8), 19 for FP8 or float16 scales. The result passes ir::Verify.
@@ -64,6 +66,8 @@ struct ExportedSite {
   float max_scale = 0.0f;
   int64_t channels = 1;  // 1 for per-tensor
   bool fp16_scale = false;
+  int64_t block_size = 0;       // low-bit weights: elements per scale along K (0: per channel)
+  double effective_bits = 0.0;  // low-bit weights: bits per weight, scales included
   std::string q_node;  // empty when the weight is stored quantized (DQ only)
   std::string dq_node;
   std::string dq_output;

@@ -175,8 +175,8 @@ std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config) {
                            std::to_string(config.block_size);
   const std::vector<int64_t>& w = node.input(1)->initializer().sizes();
   std::optional<int> axis = ReductionAxis(node, static_cast<int>(w.size()));
-  if (!axis || w.empty() || (node.op_type() == "Gemm" && w.size() != 2)) {
-    return what + ": block formats apply to MatMul/Gemm weights only";
+  if (!axis || w.size() != 2) {
+    return what + ": block formats apply to 2-D MatMul/Gemm weights only";
   }
   const int64_t k = w[*axis];
   config.axis = *axis;

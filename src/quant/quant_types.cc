@@ -8,6 +8,10 @@ const std::vector<FormatInfo>& AllFormats() {
       {QuantFormat::kInt8, "int8", "", 8, false, false, 0, 0, false, 0},
       {QuantFormat::kFp8E4M3, "fp8_e4m3", "fp8 e4m3", 8, false, false, 0, 0, false, 0},
       {QuantFormat::kInt4, "int4", "", 4, true, true, 64, 0, true, 0},
+      // Block scales of 8 bits (E4M3 / E8M0); NVFP4's one fp32 scale per tensor is not
+      // counted per weight.
+      {QuantFormat::kNvfp4, "nvfp4", "", 4, true, true, 16, 16, false, 8},
+      {QuantFormat::kMxfp8, "mxfp8", "", 8, true, true, 32, 32, false, 8},
   };
   return formats;
 }

@@ -22,8 +22,12 @@ enum class QuantFormat {
   kFp8E4M3,  // float8 e4m3fn, scale = amax / 448, no zero point
   kInt4,     // int4 weights only, blockwise along the reduction axis: scale = amax / 7
              // (symmetric, INT4) or (max - min) / 15 with a UINT4 zero point (asymmetric)
+  kNvfp4,    // NVFP4 weights only: float4e2m1 values, an E4M3 scale per 16 elements along
+             // the reduction axis and an fp32 scale per tensor (core/block_float.h); 4.5 bits
+  kMxfp8,    // MXFP8 weights only: e4m3 values, a float8e8m0 (power-of-two) scale per 32
+             // elements along the reduction axis (core/block_float.h); 8.25 bits
 };
-const char* QuantFormatName(QuantFormat format);  // "int8", "fp8_e4m3", "int4"
+const char* QuantFormatName(QuantFormat format);  // "int8", "fp8_e4m3", "int4", "nvfp4"...
 
 // Static properties of a format.
 struct FormatInfo {
@@ -118,6 +122,9 @@ struct QuantSite {
   // AWQ: per input channel scale s (length K) chosen by the search. Export quantizes
   // W * s (row k times s[k]) and multiplies the activation by 1 / s. Empty: none.
   std::vector<float> input_scale;
+  // clip / awq: the mean square of each input channel (length K) on the calibration data,
+  // the weights of the clip search's output error. Empty: unweighted.
+  std::vector<float> input_mean_square;
 };
 
 // A layer the placement left in floating point, and why (shown in the summary).

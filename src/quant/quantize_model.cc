@@ -7,6 +7,8 @@
 
 #include "passes/pipeline.h"
 #include "quant/auto_settings.h"
+#include "quant/awq.h"
+#include "quant/lowbit_checks.h"
 #include "quant/calibrate.h"
 #include "quant/calibration_data.h"
 #include "quant/placement.h"
@@ -102,18 +104,26 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
       std::optional<AutoSettings> auto_settings,
       ResolveAutoSettings(recipe, options.auto_mode, options.auto_settings, settings.target));
 
+  // Low-bit usage errors (a forced block that does not fit, int4 on activations, a target
+  // that cannot take the format) before any calibration work.
+  RETURN_IF_ERROR(CheckLowBitRecipe(*result.float_graph, recipe, settings.target));
   ASSIGN_OR_RETURN(auto source, OpenSource(*result.float_graph, options));
   result.calibration_source = source->Describe();
   ASSIGN_OR_RETURN(InputSizes sizes, FirstBatchSizes(*source, options.calib_batch));
   OrtLayoutOptions ort_layout = options.ort_layout;
   ort_layout.calibrator = settings.calibrator;
-  if (settings.target == Target::kOrt) {
+  // Low-bit weight recipes use qtune's placement on every target (ort: MatMulNBits).
+  const bool ort_layout_plan = settings.target == Target::kOrt && !RecipeHasLowBitRules(recipe);
+  if (ort_layout_plan) {
     ASSIGN_OR_RETURN(result.plan, PlanOrtLayout(*result.float_graph, sizes, ort_layout, &recipe));
   } else {
     ASSIGN_OR_RETURN(result.plan,
                      PlanQuantization(*result.float_graph, recipe, settings.target, sizes));
   }
   RETURN_IF_ERROR(CalibrateSites(*result.float_graph, result.plan, *source, options));
+  WeightSearchOptions weight_search;
+  weight_search.threads = options.threads;
+  RETURN_IF_ERROR(SearchWeightScales(*result.float_graph, result.plan, *source, weight_search));
   ApplyGuards(result.plan);
   if (settings.fallback.min_sqnr_db.has_value()) {
     FallbackOptions fallback;
@@ -137,7 +147,7 @@ StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
 
   if (options.export_model) {
     result.quantized = result.float_graph->Clone();
-    if (settings.target == Target::kOrt) {
+    if (ort_layout_plan) {
       ASSIGN_OR_RETURN(result.export_report,
                        ExportOrtLayout(*result.quantized, result.plan, ort_layout));
     } else {

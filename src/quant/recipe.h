@@ -124,6 +124,10 @@ struct Recipe {
   std::vector<QuantizerRule> quantizers;    // in application order
 };
 
+// True when a rule asks for a weight-only format, block scales or a clip/AWQ search
+// (quantize then plans --target ort with qtune's placement, to write MatMulNBits).
+bool RecipeHasLowBitRules(const Recipe& recipe);
+
 // Names of the built-in presets, embedded in the library (recipes/*.yaml).
 std::vector<std::string> PresetNames();
 // The YAML text of a built-in preset, or nullopt.

@@ -58,6 +58,17 @@ StatusOr<bool> ParseLowBitRuleKey(const std::string& key, const Located& value,
   return false;
 }
 
+bool RecipeHasLowBitRules(const Recipe& recipe) {
+  for (const QuantizerRule& r : recipe.quantizers) {
+    if (r.enable == false) continue;
+    if ((r.format && FormatInfoOf(*r.format).weight_only) || (r.block_size && *r.block_size > 0) ||
+        (r.algorithm && *r.algorithm != WeightAlgorithm::kRtn)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status CheckLowBitRule(const Located& at, const QuantizerRule& rule) {
   if (rule.format && rule.bits && *rule.bits != FormatInfoOf(*rule.format).bits) {
     return ErrorAt(at, std::string(QuantFormatName(*rule.format)) + " has " +

@@ -1,7 +1,7 @@
 # Embeds recipes/*.yaml (the built-in recipe presets) into qtune_quant as a generated
 # recipe_presets.cc, so an installed binary needs no repository. Re-runs when a preset
 # changes (CMAKE_CONFIGURE_DEPENDS); the .cc is rewritten only when its text changes.
-set(QTUNE_RECIPE_PRESETS int8 fp8 int8_residual fp8_residual int8_asym int4 int4_awq
+set(QTUNE_RECIPE_PRESETS int8 fp8 int8_residual fp8_residual int8_asym int4 int4_awq nvfp4 mxfp8
     int8_weight_only)
 set(_qtune_presets_entries "")
 foreach(_preset IN LISTS QTUNE_RECIPE_PRESETS)

@@ -20,7 +20,25 @@ std::string SiteFormat(const QuantSite& site) {
       site.kind == QuantSite::Kind::kActivation) {
     return "uint8";
   }
-  return QuantFormatName(site.config.format);
+  std::string name = QuantFormatName(site.config.format);
+  if (site.kind == QuantSite::Kind::kWeight && site.config.block_size > 0) {
+    name += "b" + std::to_string(site.config.block_size);  // "int4b64"
+  }
+  if (site.kind == QuantSite::Kind::kWeight && site.weight_only) name = "w:" + name;
+  return name;
+}
+
+// K of a Gemm/MatMul/Conv weight: its elements over its output channels (`axis`).
+int64_t ReductionLength(const Tensor& w, const QuantizerConfig& config) {
+  if (w.rank() == 0) return 1;
+  int64_t channels = 1;
+  if (config.axis && *config.axis >= 0 && *config.axis < static_cast<int>(w.rank())) {
+    channels = w.sizes()[*config.axis];
+  }
+  if (config.block_size > 0 && w.rank() == 2 && config.axis) {
+    channels = w.sizes()[1 - *config.axis];  // the axis is K; the other one is N
+  }
+  return w.num_elements() / std::max<int64_t>(channels, 1);
 }
 
 // Largest |w| of a float32 initializer; nullopt otherwise.
@@ -86,6 +104,11 @@ QuantSummary BuildSummary(const ir::Graph& graph, const QuantPlan& plan,
         if (site.kind == QuantSite::Kind::kWeight) {
           std::optional<float> amax = InitializerAmax(graph, site.value);
           if (amax.has_value()) row.weight_amax = std::max(row.weight_amax.value_or(0.0f), *amax);
+          const ir::Value* w = graph.FindValue(site.value);
+          if (w != nullptr && w->is_initializer()) {
+            row.weight_bits =
+                EffectiveBits(site.config, ReductionLength(w->initializer(), site.config));
+          }
         } else if (site.range.has_value()) {
           row.input_amax = std::max(row.input_amax.value_or(0.0f), site.range->amax);
         }
@@ -135,6 +158,20 @@ QuantSummary BuildSummary(const ir::Graph& graph, const QuantPlan& plan,
   for (auto& [name, row] : rows) {
     if (emitted.count(name) == 0) emit(row, "?");
   }
+  // Weight bits over every linear op's constant weight (float ones count 32).
+  double bits = 0.0, elements = 0.0;
+  for (const ir::Node* node : order) {
+    const std::string& op = node->op_type();
+    if (op != "Conv" && op != "ConvTranspose" && op != "Gemm" && op != "MatMul") continue;
+    if (node->num_inputs() < 2 || node->input(1) == nullptr || !node->input(1)->is_initializer())
+      continue;
+    const double n = static_cast<double>(node->input(1)->initializer().num_elements());
+    auto it = rows.find(node->name());
+    const bool low = it != rows.end() && it->second.quantized && it->second.weight_bits;
+    bits += n * (low ? *it->second.weight_bits : 32.0);
+    elements += n;
+  }
+  if (elements > 0) summary.weight_effective_bits = bits / elements;
   if (exported != nullptr) {
     summary.opset_before = exported->opset_before;
     summary.opset_after = exported->opset_after;
@@ -168,6 +205,9 @@ std::string SummaryToText(const QuantSummary& summary) {
       "target {}",
       summary.quantized_layers, summary.float_layers, summary.enabled_sites, summary.disabled_sites,
       summary.target);
+  if (summary.weight_effective_bits) {
+    out += fmt::format("; {:.2f} bits per weight", *summary.weight_effective_bits);
+  }
   if (summary.opset_after != 0 && summary.opset_after != summary.opset_before) {
     out += fmt::format("; opset {} -> {}", summary.opset_before, summary.opset_after);
   }
@@ -197,6 +237,7 @@ nlohmann::json SummaryToJson(const QuantSummary& summary) {
                         {"guard_hits", row.guard_hits}};
     if (row.input_amax.has_value()) j["input_amax"] = *row.input_amax;
     if (row.weight_amax.has_value()) j["weight_amax"] = *row.weight_amax;
+    j["weight_bits"] = row.weight_bits ? nlohmann::json(*row.weight_bits) : nlohmann::json();
     layers.push_back(std::move(j));
   }
   nlohmann::json out = {{"version", 1},
@@ -207,6 +248,9 @@ nlohmann::json SummaryToJson(const QuantSummary& summary) {
                         {"enabled_quantizers", summary.enabled_sites},
                         {"disabled_quantizers", summary.disabled_sites},
                         {"warnings", summary.warnings}};
+  out["weight_effective_bits"] = summary.weight_effective_bits
+                                     ? nlohmann::json(*summary.weight_effective_bits)
+                                     : nlohmann::json();
   out["accuracy_fallback"] = nullptr;
   if (summary.fallback.has_value()) {
     const FallbackReport& f = *summary.fallback;

@@ -23,6 +23,7 @@ struct SummaryRow {
   std::string format;                   // "int8", "uint8" (asymmetric), "fp8_e4m3", "-" when float
   std::optional<float> input_amax;      // largest amax of its quantized activation inputs
   std::optional<float> weight_amax;     // largest channel amax of its quantized weight
+  std::optional<double> weight_bits;     // bits per weight, scales included (EffectiveBits)
   std::string reason;                   // why it stays float (or a quantizer was disabled)
   std::vector<std::string> guard_hits;  // "dead_quantizer: detail", ...
 };
@@ -38,6 +39,9 @@ struct QuantSummary {
   int64_t opset_after = 0;
   std::vector<std::string> warnings;
   std::optional<FallbackReport> fallback;  // set when the accuracy fallback ran
+  // Bits per weight element over every Conv/ConvTranspose/Gemm/MatMul constant weight of
+  // the graph, scales included; float weights count 32. nullopt without such weights.
+  std::optional<double> weight_effective_bits;
 };
 
 // Rows for every node that a site feeds, that placement skipped, or that is of a
