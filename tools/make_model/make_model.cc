@@ -4,6 +4,7 @@
 //
 //   qtune_make_model resnet18 OUT.onnx [--seed N] [--batch N] [--overwrite]
 //   qtune_make_model matmul_stack OUT.onnx [--layers N] [--width N] [--seed N] [--batch N]
+//   qtune_make_model int4_stack|nbits_stack OUT.onnx [the same] [--block N]
 //
 // Exit codes follow the qtune CLI's (docs/cli.md): 0 success, 1 write failure, 2 bad
 // command line. An existing OUT is refused unless --overwrite is given.
@@ -16,6 +17,7 @@
 #include "ir/matmul_stack.h"
 #include "ir/onnx_io.h"
 #include "ir/resnet.h"
+#include "lowbit_stack.h"
 
 namespace {
 
@@ -26,6 +28,10 @@ constexpr char kUsage[] =
     "  matmul_stack  --layers N x (MatMul [W,W] + bias Add + Relu), input \"x\" f32\n"
     "             [batch, W], output \"y\" (the batch-1 MatMul benchmark; default 4\n"
     "             layers, --width 2048, batch 1)\n"
+    "  int4_stack    matmul_stack with int4 weights (RTN, symmetric, --block N rows of\n"
+    "             K per scale, default 32) as DequantizeLinear(block_size) -> MatMul\n"
+    "             (opset 21)\n"
+    "  nbits_stack   the same weights as com.microsoft MatMulNBits (ONNX Runtime's form)\n"
     "  --seed N   weight seed (default 1)\n"
     "  --batch N  fixed batch size (resnet18 default: the symbolic dimension \"N\";\n"
     "             matmul_stack default 1, 0 for symbolic)\n"
@@ -51,6 +57,7 @@ int main(int argc, char** argv) {
   qtune::ir::ResNet18Options options;
   qtune::ir::MatMulStackOptions stack;
   bool overwrite = false;
+  int64_t block = 32;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -59,7 +66,8 @@ int main(int argc, char** argv) {
     }
     if (arg == "--overwrite") {
       overwrite = true;
-    } else if (arg == "--seed" || arg == "--batch" || arg == "--layers" || arg == "--width") {
+    } else if (arg == "--seed" || arg == "--batch" || arg == "--layers" || arg == "--width" ||
+               arg == "--block") {
       int64_t value = 0;
       if (i + 1 >= argc || !ParseInt(argv[i + 1], &value)) {
         return Usage(arg + " needs a non-negative integer");
@@ -69,6 +77,7 @@ int main(int argc, char** argv) {
       if (arg == "--batch") options.batch = stack.batch = value;
       if (arg == "--layers") stack.layers = value;
       if (arg == "--width") stack.width = value;
+      if (arg == "--block") block = value;
     } else if (arg.rfind("--", 0) == 0) {
       return Usage("unknown flag " + arg);
     } else {
@@ -77,17 +86,30 @@ int main(int argc, char** argv) {
   }
   if (positional.size() != 2) return Usage("expected a model name and an output path");
   const std::string& model = positional[0];
-  if (model != "resnet18" && model != "matmul_stack") {
+  const bool lowbit = model == "int4_stack" || model == "nbits_stack";
+  if (model != "resnet18" && model != "matmul_stack" && !lowbit) {
     return Usage("unknown model '" + model + "'");
   }
   if (stack.layers < 1 || stack.width < 1) return Usage("--layers and --width must be >= 1");
+  if (lowbit && (block < 2 || block % 2 != 0 || stack.width % block != 0)) {
+    return Usage("--block must be even and divide --width");
+  }
   const std::string& out = positional[1];
   std::error_code ec;
   if (!overwrite && std::filesystem::exists(out, ec)) {
     return Usage(out + " exists; pass --overwrite to replace it");
   }
-  std::unique_ptr<qtune::ir::Graph> graph =
-      model == "resnet18" ? qtune::ir::BuildResNet18(options) : qtune::ir::BuildMatMulStack(stack);
+  std::unique_ptr<qtune::ir::Graph> graph;
+  if (model == "resnet18") {
+    graph = qtune::ir::BuildResNet18(options);
+  } else if (lowbit) {
+    graph = qtune::tools::BuildLowBitStack(stack,
+                                           model == "int4_stack" ? qtune::tools::LowBitForm::kQdq
+                                                                 : qtune::tools::LowBitForm::kMatMulNBits,
+                                           block);
+  } else {
+    graph = qtune::ir::BuildMatMulStack(stack);
+  }
   qtune::Status status = qtune::ir::SaveModel(*graph, out);
   if (!status.ok()) {
     std::fprintf(stderr, "qtune_make_model: error: %s\n", status.ToString().c_str());

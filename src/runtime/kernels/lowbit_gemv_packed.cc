@@ -39,13 +39,16 @@ QTUNE_LOWBIT_AVX512 void Block512(const uint8_t* codes, const float* params, int
   constexpr int V = kLowBitBlock / 16;
   constexpr int64_t kRow = kLowBitBlock * BITS / 8;
   __m512 acc[MR][V];
+  #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     const __m512 b = bias != nullptr ? _mm512_loadu_ps(bias + 16 * v) : _mm512_setzero_ps();
+    #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) acc[r][v] = b;
   }
   const __m512i nibble = _mm512_set1_epi32(0xF);
   for (int64_t k0 = 0; k0 < k; k0 += qblock, params += kParamFloats) {
     __m512 s[V], o[V];
+    #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       s[v] = _mm512_loadu_ps(params + 16 * v);
       o[v] = _mm512_loadu_ps(params + kLowBitBlock + 16 * v);
@@ -62,21 +65,27 @@ QTUNE_LOWBIT_AVX512 void Block512(const uint8_t* codes, const float* params, int
         q[2] = _mm512_and_si512(b, nibble);
         q[3] = _mm512_srli_epi32(b, 4);
       } else {
+        #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
           q[v] = _mm512_cvtepu8_epi32(
               _mm_load_si128(reinterpret_cast<const __m128i*>(codes + 16 * v)));
         }
       }
       __m512 w[V];
+      #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) w[v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q[v]), s[v], o[v]);
+      #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const __m512 xv = _mm512_set1_ps(x[r * ldx + kk]);
+        #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(xv, w[v], acc[r][v]);
       }
     }
   }
   const __m512 zero = _mm512_setzero_ps();
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
+    #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       _mm512_storeu_ps(out + r * ldo + 16 * v, relu ? _mm512_max_ps(acc[r][v], zero) : acc[r][v]);
     }
@@ -95,6 +104,7 @@ QTUNE_LOWBIT_AVX2 void Block256(const uint8_t* codes, const float* params, int64
   constexpr int V = kLowBitBlock / 8;
   constexpr int64_t kRow = kLowBitBlock * BITS / 8;
   __m256 acc[V];
+  #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     acc[v] = bias != nullptr ? _mm256_loadu_ps(bias + 8 * v) : _mm256_setzero_ps();
   }
@@ -106,6 +116,7 @@ QTUNE_LOWBIT_AVX2 void Block256(const uint8_t* codes, const float* params, int64
     for (int64_t kk = k0; kk < k1; ++kk, codes += kRow) {
       const __m256 xv = _mm256_broadcast_ss(x + kk);
       if constexpr (BITS == 4) {
+        #pragma GCC unroll 8
         for (int t = 0; t < 4; ++t) {  // 8 bytes: 8 columns low, the 8 sixteen on high
           const __m256i a =
               _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * t)));
@@ -117,6 +128,7 @@ QTUNE_LOWBIT_AVX2 void Block256(const uint8_t* codes, const float* params, int64
               acc[lo + 2]);
         }
       } else {
+        #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
           const __m256i q =
               _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * v)));
@@ -126,6 +138,7 @@ QTUNE_LOWBIT_AVX2 void Block256(const uint8_t* codes, const float* params, int64
     }
   }
   const __m256 zero = _mm256_setzero_ps();
+  #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     _mm256_storeu_ps(out + 8 * v, relu ? _mm256_max_ps(acc[v], zero) : acc[v]);
   }
