@@ -18,6 +18,7 @@
 #include "ir/onnx_io.h"
 #include "quant/auto_report.h"
 #include "quant/auto_settings.h"
+#include "quant/lowbit_checks.h"
 #include "quant/quantize_model.h"
 #include "quant/recipe.h"
 
@@ -186,7 +187,8 @@ int CheckNotQuantized(const ir::Graph& graph, const std::string& path) {
   int64_t qdq = 0;
   for (const ir::Node* node : graph.nodes()) {
     qdq += node->op_type() == "QuantizeLinear" || node->op_type() == "DequantizeLinear" ||
-           node->op_type() == "QLinearConv" || node->op_type() == "QLinearMatMul";
+           node->op_type() == "QLinearConv" || node->op_type() == "QLinearMatMul" ||
+           node->op_type() == "MatMulNBits";
   }
   if (qdq == 0) return kExitOk;
   std::fprintf(stderr,
@@ -268,6 +270,13 @@ int Quantize(const QuantizeCliOptions& cli) {
   auto graph = ir::LoadModel(cli.model_path);
   if (!graph.ok()) return ReportAndExitCode(graph.status());
   if (int code = CheckNotQuantized(**graph, cli.model_path); code != kExitOk) return code;
+  {
+    quant::Recipe with_flags = *recipe;
+    with_flags.quantizers.insert(with_flags.quantizers.end(), options.extra_rules.begin(),
+                                 options.extra_rules.end());
+    Status low_bit = quant::CheckLowBitRecipe(**graph, with_flags, settings->target);
+    if (!low_bit.ok()) return ReportUsageError(low_bit);
+  }
   auto result = quant::QuantizeModel(**graph, options);
   if (!result.ok()) return ReportAndExitCode(result.status());
   if (!cli.report_only) {
