@@ -99,9 +99,13 @@ LayerDecision DecideMatMul(const ir::Node& node, const LayerContext& context) {
   GemmDims dims = MatMulDims(node, context.infos);
   if (constant_b) {
     decision.skip_reason = SmallMatMulReason(dims);
-    if (context.weight_only && dims.m == 1) {
+    if (context.weight_only) {
+      // Weight-only formats block along K (FitWeightBlocks checks K against the block);
+      // a GEMV (M = 1) is where they pay, and a small N (a classifier's 10 outputs)
+      // costs them nothing: only a short K is a reason here.
       GemmDims rest = dims;
       rest.m = -1;
+      rest.n = -1;
       decision.skip_reason = SmallMatMulReason(rest);
     }
     if (!decision.skip_reason.empty()) return decision;
