@@ -4,13 +4,14 @@
 # nearest, symmetric, one scale per 32 rows of K), in two files:
 #   int4_qdq   opset 21 INT4 initializer -> DequantizeLinear(block_size) -> MatMul
 #   nbits      com.microsoft MatMulNBits (ONNX Runtime's int4 fast path)
+# and int8 weight-only (one scale per output channel, DequantizeLinear axis 1 -> MatMul).
 #
 #   1. Builds qtune and qtune_make_model (ninja; a no-op when they are up to date).
-#   2. Writes the three models into BUILD/bench-lowbit/ (qtune_make_model matmul_stack,
-#      int4_stack, nbits_stack).
+#   2. Writes the four models into BUILD/bench-lowbit/ (qtune_make_model matmul_stack,
+#      int4_stack, nbits_stack, int8_stack).
 #   3. qtune fp32 against qtune int4 (QDQ file), alternating `qtune bench` rounds: the
 #      medians and their ratio (the issue's goal: int4 <= 0.35x of fp32).
-#   4. bench/compare.js on all three (qtune and ONNX Runtime alternating per model).
+#   4. bench/compare.js on all four (qtune and ONNX Runtime alternating per model).
 #
 # Usage: bench/lowbit_b1.sh [--rounds N] [--iters N] [--warmup N] [--threads 1,2]
 #                           [--layers N] [--width N] [--block N] [--build DIR] [--no-build]
@@ -47,12 +48,14 @@ mkdir -p "$out"
 make_model=$build/tools/make_model/qtune_make_model
 tag=${layers}x${width}
 fp32=$out/fp32_$tag.onnx int4=$out/int4_qdq_${tag}_b$block.onnx nbits=$out/nbits_${tag}_b$block.onnx
+int8=$out/int8_qdq_$tag.onnx
 "$make_model" matmul_stack "$fp32" --layers "$layers" --width "$width" --overwrite >/dev/null
 "$make_model" int4_stack "$int4" --layers "$layers" --width "$width" --block "$block" \
   --overwrite >/dev/null
 "$make_model" nbits_stack "$nbits" --layers "$layers" --width "$width" --block "$block" \
   --overwrite >/dev/null
-ls -l "$fp32" "$int4" "$nbits" | awk '{printf "%10d bytes  %s\n", $5, $NF}'
+"$make_model" int8_stack "$int8" --layers "$layers" --width "$width" --overwrite >/dev/null
+ls -l "$fp32" "$int4" "$nbits" "$int8" | awk '{printf "%10d bytes  %s\n", $5, $NF}'
 
 first_threads=${threads%%,*}
 median_ms() {
@@ -74,4 +77,5 @@ node -e '
 
 node bench/compare.js --qtune "$build/src/cli/qtune" --threads "$threads" --rounds "$rounds" \
   --iters "$iters" --warmup "$warmup" --model "fp32=$fp32:x=1x$width" \
-  --model "int4_qdq=$int4:x=1x$width" --model "matmul_nbits=$nbits:x=1x$width"
+  --model "int4_qdq=$int4:x=1x$width" --model "matmul_nbits=$nbits:x=1x$width" \
+  --model "int8_qdq=$int8:x=1x$width"

@@ -49,7 +49,25 @@ std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& option
       }
     }
     ir::Value* product = nullptr;
-    if (form == LowBitForm::kQdq) {
+    if (form == LowBitForm::kInt8Qdq) {
+      Tensor q = *Tensor::Allocate(DataType::kInt8, {n, n});
+      Tensor channel_scales = *Tensor::Allocate(DataType::kFloat32, {n});
+      for (int64_t c = 0; c < n; ++c) {
+        float amax = 0.0f;
+        for (int64_t k = 0; k < n; ++k) amax = std::max(amax, std::fabs(w.data<float>()[k * n + c]));
+        const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+        channel_scales.data<float>()[c] = s;
+        for (int64_t k = 0; k < n; ++k) {
+          const float v = std::nearbyint(w.data<float>()[k * n + c] / s);
+          q.data<int8_t>()[k * n + c] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+        }
+      }
+      ir::Value* dq = b.Op("DequantizeLinear",
+                           {b.Initializer(name + ".weight_q", std::move(q)),
+                            b.Initializer(name + ".weight_scale", std::move(channel_scales))},
+                           {ir::Attribute::Int("axis", 1)});
+      product = b.Op("MatMul", {x, dq});
+    } else if (form == LowBitForm::kQdq) {
       Tensor q = *Tensor::Allocate(DataType::kInt4, {n, n});  // one element per byte
       std::copy(codes.begin(), codes.end(), static_cast<int8_t*>(q.raw_data()));
       ir::Value* dq = b.Op("DequantizeLinear",

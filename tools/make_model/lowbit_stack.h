@@ -6,7 +6,9 @@
 //                 block_size) -> MatMul -> Add -> Relu (standard ONNX);
 //   kMatMulNBits: com.microsoft MatMulNBits (bits 4, block_size, codes + 8 as uint8
 //                 [W, k_blocks, block / 2], no zero points: the default 8) -> Add -> Relu
-//                 (ONNX Runtime's int4 fast path).
+//                 (ONNX Runtime's int4 fast path);
+//   kInt8Qdq:     int8 weight-only instead: one scale per output channel (amax / 127),
+//                 INT8 initializer -> DequantizeLinear(axis 1) -> MatMul (`block` unused).
 // The float weights are the ones BuildMatMulStack draws for the same seed.
 #pragma once
 
@@ -18,7 +20,7 @@
 
 namespace qtune::tools {
 
-enum class LowBitForm { kQdq, kMatMulNBits };
+enum class LowBitForm { kQdq, kMatMulNBits, kInt8Qdq };
 
 // REQUIRES: options.layers > 0, width > 0 and a multiple of block, block even > 0.
 std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& options,

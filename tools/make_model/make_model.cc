@@ -4,7 +4,7 @@
 //
 //   qtune_make_model resnet18 OUT.onnx [--seed N] [--batch N] [--overwrite]
 //   qtune_make_model matmul_stack OUT.onnx [--layers N] [--width N] [--seed N] [--batch N]
-//   qtune_make_model int4_stack|nbits_stack OUT.onnx [the same] [--block N]
+//   qtune_make_model int4_stack|nbits_stack|int8_stack OUT.onnx [the same] [--block N]
 //
 // Exit codes follow the qtune CLI's (docs/cli.md): 0 success, 1 write failure, 2 bad
 // command line. An existing OUT is refused unless --overwrite is given.
@@ -32,6 +32,8 @@ constexpr char kUsage[] =
     "             K per scale, default 32) as DequantizeLinear(block_size) -> MatMul\n"
     "             (opset 21)\n"
     "  nbits_stack   the same weights as com.microsoft MatMulNBits (ONNX Runtime's form)\n"
+    "  int8_stack    matmul_stack with int8 weights, one scale per output channel\n"
+    "             (DequantizeLinear axis 1 -> MatMul, opset 21)\n"
     "  --seed N   weight seed (default 1)\n"
     "  --batch N  fixed batch size (resnet18 default: the symbolic dimension \"N\";\n"
     "             matmul_stack default 1, 0 for symbolic)\n"
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
   }
   if (positional.size() != 2) return Usage("expected a model name and an output path");
   const std::string& model = positional[0];
-  const bool lowbit = model == "int4_stack" || model == "nbits_stack";
+  const bool lowbit = model == "int4_stack" || model == "nbits_stack" || model == "int8_stack";
   if (model != "resnet18" && model != "matmul_stack" && !lowbit) {
     return Usage("unknown model '" + model + "'");
   }
@@ -103,10 +105,11 @@ int main(int argc, char** argv) {
   if (model == "resnet18") {
     graph = qtune::ir::BuildResNet18(options);
   } else if (lowbit) {
-    graph = qtune::tools::BuildLowBitStack(stack,
-                                           model == "int4_stack" ? qtune::tools::LowBitForm::kQdq
-                                                                 : qtune::tools::LowBitForm::kMatMulNBits,
-                                           block);
+    const qtune::tools::LowBitForm form =
+        model == "int4_stack"   ? qtune::tools::LowBitForm::kQdq
+        : model == "int8_stack" ? qtune::tools::LowBitForm::kInt8Qdq
+                                : qtune::tools::LowBitForm::kMatMulNBits;
+    graph = qtune::tools::BuildLowBitStack(stack, form, block);
   } else {
     graph = qtune::ir::BuildMatMulStack(stack);
   }
