@@ -1,6 +1,7 @@
 #include "autotune/benchmark_redis.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <deque>
@@ -148,22 +149,39 @@ Status RedisBenchmark::ChooseMachine(const std::map<std::string, WorkerHeartbeat
   return Status::Ok();
 }
 
+std::optional<RedisBenchmark::FileIdentity> RedisBenchmark::IdentityOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileIdentity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                      static_cast<int64_t>(st.st_size),
+                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
 StatusOr<std::string> RedisBenchmark::Upload(const std::string& path) {
   if (uploaded_on_connect_ != client_.connects()) {
     uploaded_.clear();  // a new connection: the server may have restarted without the data
     uploaded_on_connect_ = client_.connects();
   }
+  // The same file as last time (same inode, size and modification time: files are
+  // replaced by rename, never rewritten in place) has the same SHA-256: the incumbent is
+  // not read and hashed again for every job.
+  const std::optional<FileIdentity> identity = IdentityOf(path);
+  auto it = uploaded_.find(path);
+  if (it != uploaded_.end() && identity.has_value() && it->second.identity == *identity) {
+    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"EXPIRE", keys_.model(it->second.sha),
+                                                    std::to_string(kModelTtlS)}));
+    if (r.integer == 1) return it->second.sha;
+  }
   ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   const std::string sha = Sha256Hex(bytes);
-  auto it = uploaded_.find(path);
-  if (it != uploaded_.end() && it->second == sha) {
-    ASSIGN_OR_RETURN(RedisReply r,
-                     client_.Command({"EXPIRE", keys_.model(sha), std::to_string(kModelTtlS)}));
-    if (r.integer == 1) return sha;
-  }
   ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SET", keys_.model(sha), bytes, "EX",
                                                   std::to_string(kModelTtlS)}));
-  uploaded_[path] = sha;
+  // Read after the bytes: a file replaced meanwhile gets a new identity, never the old sha.
+  if (identity.has_value() && IdentityOf(path) == identity) {
+    uploaded_[path] = Uploaded{*identity, sha};
+  } else {
+    uploaded_.erase(path);
+  }
   return sha;
 }
 

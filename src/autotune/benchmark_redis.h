@@ -111,7 +111,17 @@ class RedisBenchmark : public Benchmark {
   std::string tuner_id_;
   std::string required_machine_;
   std::set<std::string> refused_workers_;        // warned about once
-  std::map<std::string, std::string> uploaded_;  // path -> sha256 this connection
+  struct FileIdentity {
+    uint64_t device = 0, inode = 0;
+    int64_t size = 0, mtime_ns = 0;
+    bool operator==(const FileIdentity&) const = default;
+  };
+  static std::optional<FileIdentity> IdentityOf(const std::string& path);
+  struct Uploaded {
+    FileIdentity identity;
+    std::string sha;
+  };
+  std::map<std::string, Uploaded> uploaded_;  // path -> what was uploaded this connection
   int uploaded_on_connect_ = -1;                 // client_.connects() when uploaded_ was filled
   std::string last_result_id_ = "0-0";
   int64_t next_job_ = 0;

@@ -39,7 +39,8 @@ nlohmann::json TimeJson(const ReportInputs& in) {
   const SearchResult& s = *in.search;
   const MeasurerTiming& t = in.timing;
   const double tuner_s = s.tuner_propose_s + t.prepare_s + t.transfer_s;
-  const int candidates = std::max(1, std::max(s.candidates, t.prepared));
+  // Per model file written for a measurement (candidates and confirmations).
+  const int candidates = t.prepared > 0 ? t.prepared : std::max(1, s.candidates);
   return {{"setup_s", in.setup_s},
           {"generations", s.generations},
           {"candidates", s.candidates},
@@ -175,10 +176,10 @@ std::string ReportToText(const nlohmann::json& r) {
     const auto& t = r["time"];
     out += fmt::format(
         "tuner     {:.1f} ms per candidate (propose {:.2f} s, write {:.2f} s, upload {:.2f} s "
-        "for {} candidates)   measuring {:.1f} s wall   {} generations\n",
+        "for {} files)   measuring {:.1f} s wall   {} generations\n",
         t["tuner_ms_per_candidate"].get<double>(), t["tuner_propose_s"].get<double>(),
         t["tuner_write_s"].get<double>(), t["tuner_upload_s"].get<double>(),
-        t["candidates"].get<int>(), t["measure_wall_s"].get<double>(),
+        t["files_written"].get<int>(), t["measure_wall_s"].get<double>(),
         t["generations"].get<int>());
   }
   return out;

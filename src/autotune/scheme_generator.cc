@@ -42,6 +42,10 @@ std::optional<std::string> SchemeGenerator::Propose(const std::string& current_b
       if (index_ < (uint64_t{1} << points_)) return SchemeOfBits(index_++, points_);
       return std::nullopt;  // every subset proposed
     case Phase::kFlips:
+      if (current_best != flips_of_) {  // a new best: its flips, from the first bit
+        flips_of_ = current_best;
+        index_ = 0;
+      }
       if (index_ < static_cast<uint64_t>(points_) &&
           current_best.size() == static_cast<size_t>(points_)) {
         std::string flipped = current_best;
@@ -50,10 +54,13 @@ std::optional<std::string> SchemeGenerator::Propose(const std::string& current_b
         return flipped;
       }
       phase_ = Phase::kRandom;
-      index_ = 0;
       return Propose(current_best);
     case Phase::kRandom: {
-      if (points_ <= 0 || index_++ >= kRandomAttempts) return std::nullopt;
+      if (current_best != flips_of_) {  // a new best since the flips: flip it first
+        phase_ = Phase::kFlips;
+        return Propose(current_best);
+      }
+      if (points_ <= 0 || random_tries_++ >= kRandomAttempts) return std::nullopt;
       // (mu+1) local search: 2 or 3 flips of the current best, or a uniform scheme.
       std::string scheme = current_best.size() == static_cast<size_t>(points_)
                                ? current_best

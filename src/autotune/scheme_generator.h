@@ -1,5 +1,7 @@
 // Proposes the schemes of one pattern, in order, never the same one twice (search.h says
 // which order and why). Deterministic for a given seed and sequence of current bests.
+// When the current best changes (an adoption, a new lead), its single-bit flips come
+// next, from the first bit, before further random mutations.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,8 @@ class SchemeGenerator {
   std::mt19937_64 rng_;
   Phase phase_ = Phase::kSeeds;
   uint64_t index_ = 0;
+  std::string flips_of_;  // the best whose single-bit flips are being proposed
+  int random_tries_ = 0;
   std::set<std::string> seen_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,6 +50,21 @@ TEST(SchemeGeneratorTest, ManyPointsFlipEachBitOfTheCurrentBestThenMutate) {
   EXPECT_EQ(random.size(), 20u);
   std::set<std::string> seen(flips.begin(), flips.end());
   for (const std::string& s : random) EXPECT_TRUE(seen.insert(s).second) << s;
+}
+
+// After an adoption (generation search: between generations) the flips restart around
+// the new best, from its first bit, and come before more random mutations.
+TEST(SchemeGeneratorTest, ANewBestIsFlippedFromItsFirstBit) {
+  SchemeGenerator generator(5, {"11111"}, 3, 7);
+  EXPECT_EQ(Drain(generator, "00000", 3), (std::vector<std::string>{"11111", "10000", "01000"}));
+  EXPECT_EQ(Drain(generator, "11111", 2), (std::vector<std::string>{"01111", "10111"}));
+  Drain(generator, "11111", 6);  // the other flips, then random mutations
+  // A new best again: one of its single-bit flips (the first not proposed yet) comes next.
+  const std::optional<std::string> next = generator.Next("01111");
+  ASSERT_TRUE(next.has_value());
+  int differing = 0;
+  for (size_t i = 0; i < next->size(); ++i) differing += (*next)[i] != "01111"[i];
+  EXPECT_EQ(differing, 1) << *next;
 }
 
 TEST(SchemeGeneratorTest, SameSeedSameSequence) {

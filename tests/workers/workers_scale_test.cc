@@ -31,10 +31,10 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kModel = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx";
 const std::string kCalib = std::string(QTUNE_MODELS_DIR) + "/fmnist/calib_512.npy";
-// The latency of kLatencyOfFileScript; each call takes 30 ms and appends "START END" (ns)
+// The latency of kLatencyOfFileScript; each call takes 10 ms and appends "START END" (ns)
 // to intervals.txt beside the script, so the test can count the calls that ran at once.
 const char kTimed[] =
-    "s=$(date +%s%N)\nsleep 0.03\nn=$(cksum < \"$1\" | cut -d' ' -f1)\n"
+    "s=$(date +%s%N)\nsleep 0.01\nn=$(cksum < \"$1\" | cut -d' ' -f1)\n"
     "echo \"$s $(date +%s%N)\" >> \"$(dirname \"$0\")/intervals.txt\"\n"
     "echo \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
 // The same, but one call in 32 hangs past --timeout (the worker kills it: a timeout, which
@@ -76,7 +76,7 @@ class WorkersScaleTest : public qtune::testing::RedisTest {
   }
   std::string Args(const std::string& name, const std::string& queue, int k) const {
     return "autotune " + kModel + " -o " + (dir_ / (name + ".onnx")).string() + " --calib " +
-           kCalib + " --calib-samples 64 --mode quick --work-dir " + (dir_ / name).string() +
+           kCalib + " --calib-samples 16 --mode quick --work-dir " + (dir_ / name).string() +
            " --benchmark redis --redis " + redis_->Url() + " --queue " + queue +
            " --retries 20 --parallel " + std::to_string(k);
   }
