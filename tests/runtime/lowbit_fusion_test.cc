@@ -69,7 +69,8 @@ std::unique_ptr<ir::Graph> QdqModel(const QdqCase& c, std::mt19937& rng) {
   std::vector<ir::Value*> dq_inputs = {
       b.Initializer("w_q", RandomCodes(c.type, {c.k, c.n}, rng)),
       b.Initializer("w_scale", RandomTensor(scale_sizes, rng, 0.002f, 0.02f))};
-  if (c.zero_point) dq_inputs.push_back(b.Initializer("w_zp", RandomCodes(c.type, scale_sizes, rng)));
+  if (c.zero_point)
+    dq_inputs.push_back(b.Initializer("w_zp", RandomCodes(c.type, scale_sizes, rng)));
   ir::Value* y = b.Op("MatMul", {x, b.Op("DequantizeLinear", dq_inputs, attributes)});
   if (c.bias) y = b.Op("Add", {y, b.Initializer("bias", RandomTensor({c.n}, rng))});
   if (c.relu) y = b.Op("Relu", {y});
@@ -86,8 +87,7 @@ NamedTensors ExpectFusedMatchesReference(const ir::Graph& graph, const QdqCase& 
   if (!run.ok()) return inputs;
   EXPECT_EQ(run->ops["MatMulNBits"], 1) << Describe(c) << "\n" << run->plan;
   EXPECT_EQ(run->ops.count("DequantizeLinear"), 0u) << Describe(c) << "\n" << run->plan;
-  EXPECT_EQ(run->ops.count("Relu") + run->ops.count("Add"), 0u) << Describe(c) << "\n"
-                                                                 << run->plan;
+  EXPECT_EQ(run->ops.count("Relu") + run->ops.count("Add"), 0u) << Describe(c) << "\n" << run->plan;
   EXPECT_NE(run->plan.find("lowbit_gemv"), std::string::npos) << run->plan;
   double scale = 0;
   for (float v : run->want[0].second.span<float>()) scale = std::max(scale, std::fabs(double{v}));
@@ -149,8 +149,8 @@ TEST(LowBitFusion, Int4QdqMatchesOnnxRuntime) {
       c.zero_point = type == DataType::kUint4;
       std::unique_ptr<ir::Graph> g = QdqModel(c, rng);
       NamedTensors inputs = ExpectFusedMatchesReference(*g, c, rng);
-      const fs::path path = fs::temp_directory_path() /
-                            ("qtune_lowbit_qdq_" + std::to_string(getpid()) + ".onnx");
+      const fs::path path =
+          fs::temp_directory_path() / ("qtune_lowbit_qdq_" + std::to_string(getpid()) + ".onnx");
       ASSERT_TRUE(ir::SaveModel(*g, path.string()).ok());
       auto session = Session::Create(*g, SessionOptions{});
       ASSERT_TRUE(session.ok()) << session.status().ToString();

@@ -101,9 +101,8 @@ KernelCase MakeCase(const NBitsCase& c, std::mt19937& rng, uint32_t seed) {
   kc.seed = seed;
   kc.label = Describe(c);
   kc.attributes = NBitsAttributes(c);
-  kc.inputs = {Dynamic(RandomTensor(c.m == 3 ? std::vector<int64_t>{1, 3, c.k}
-                                             : std::vector<int64_t>{c.m, c.k},
-                                    rng))};
+  kc.inputs = {Dynamic(RandomTensor(
+      c.m == 3 ? std::vector<int64_t>{1, 3, c.k} : std::vector<int64_t>{c.m, c.k}, rng))};
   for (KernelInput& in : WeightInputs(c, rng)) kc.inputs.push_back(std::move(in));
   kc.tolerance = 1e-4;
   return kc;
@@ -197,8 +196,7 @@ TEST(LowBitMatMul, BadWeightsAreRefusedNamingTheTensor) {
     bad[1].value.data<float>()[3] = std::nanf("");
     auto r = EvaluateCase(c, bad);
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.status().message().find("not finite"), std::string::npos)
-        << r.status().ToString();
+    EXPECT_NE(r.status().message().find("not finite"), std::string::npos) << r.status().ToString();
     EXPECT_NE(r.status().message().find("w1"), std::string::npos) << r.status().ToString();
   }
   {
@@ -231,8 +229,8 @@ std::unique_ptr<ir::Graph> NBitsModel(const NBitsCase& c, std::mt19937& rng, boo
 
 void ExpectMatchesOrt(const ir::Graph& graph, const NamedTensors& inputs, const std::string& tag) {
   namespace fs = std::filesystem;
-  const fs::path path =
-      fs::temp_directory_path() / ("qtune_lowbit_" + tag + "_" + std::to_string(getpid()) + ".onnx");
+  const fs::path path = fs::temp_directory_path() /
+                        ("qtune_lowbit_" + tag + "_" + std::to_string(getpid()) + ".onnx");
   ASSERT_TRUE(ir::SaveModel(graph, path.string()).ok());
   const std::string out = graph.outputs()[0]->name();
   auto ort = qtune::testing::RunOrt(path.string(), inputs, {out});
@@ -247,8 +245,7 @@ void ExpectMatchesOrt(const ir::Graph& graph, const NamedTensors& inputs, const 
     ASSERT_TRUE(ours.ok()) << ours.status().ToString();
     double scale = 0;
     for (float v : (*ort)[0].second.span<float>()) scale = std::max(scale, std::fabs(double{v}));
-    EXPECT_LE(qtune::testing::MaxAbsDiff((*ours)[0].second, (*ort)[0].second),
-              1e-4 * (1 + scale))
+    EXPECT_LE(qtune::testing::MaxAbsDiff((*ours)[0].second, (*ort)[0].second), 1e-4 * (1 + scale))
         << tag << (fast ? " (fast tier)" : " (reference tier)");
   }
 }

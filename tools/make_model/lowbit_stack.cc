@@ -10,8 +10,8 @@
 
 namespace qtune::tools {
 
-std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& options,
-                                            LowBitForm form, int64_t block) {
+std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& options, LowBitForm form,
+                                            int64_t block) {
   const int64_t n = options.width;
   QTUNE_CHECK(options.layers > 0 && n > 0 && block > 0 && block % 2 == 0 && n % block == 0);
   std::mt19937_64 rng(options.seed);  // the draws of BuildMatMulStack, in its order
@@ -54,7 +54,8 @@ std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& option
       Tensor channel_scales = *Tensor::Allocate(DataType::kFloat32, {n});
       for (int64_t c = 0; c < n; ++c) {
         float amax = 0.0f;
-        for (int64_t k = 0; k < n; ++k) amax = std::max(amax, std::fabs(w.data<float>()[k * n + c]));
+        for (int64_t k = 0; k < n; ++k)
+          amax = std::max(amax, std::fabs(w.data<float>()[k * n + c]));
         const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
         channel_scales.data<float>()[c] = s;
         for (int64_t k = 0; k < n; ++k) {
@@ -70,10 +71,11 @@ std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& option
     } else if (form == LowBitForm::kQdq) {
       Tensor q = *Tensor::Allocate(DataType::kInt4, {n, n});  // one element per byte
       std::copy(codes.begin(), codes.end(), static_cast<int8_t*>(q.raw_data()));
-      ir::Value* dq = b.Op("DequantizeLinear",
-                           {b.Initializer(name + ".weight_q", std::move(q)),
-                            b.Initializer(name + ".weight_scale", std::move(scales))},
-                           {ir::Attribute::Int("axis", 0), ir::Attribute::Int("block_size", block)});
+      ir::Value* dq =
+          b.Op("DequantizeLinear",
+               {b.Initializer(name + ".weight_q", std::move(q)),
+                b.Initializer(name + ".weight_scale", std::move(scales))},
+               {ir::Attribute::Int("axis", 0), ir::Attribute::Int("block_size", block)});
       product = b.Op("MatMul", {x, dq});
     } else {
       Tensor packed = *Tensor::Allocate(DataType::kUint8, {n, kb, block / 2});

@@ -23,7 +23,7 @@ namespace qtune::tools {
 enum class LowBitForm { kQdq, kMatMulNBits, kInt8Qdq };
 
 // REQUIRES: options.layers > 0, width > 0 and a multiple of block, block even > 0.
-std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& options,
-                                            LowBitForm form, int64_t block);
+std::unique_ptr<ir::Graph> BuildLowBitStack(const ir::MatMulStackOptions& options, LowBitForm form,
+                                            int64_t block);
 
 }  // namespace qtune::tools

@@ -105,10 +105,10 @@ int main(int argc, char** argv) {
   if (model == "resnet18") {
     graph = qtune::ir::BuildResNet18(options);
   } else if (lowbit) {
-    const qtune::tools::LowBitForm form =
-        model == "int4_stack"   ? qtune::tools::LowBitForm::kQdq
-        : model == "int8_stack" ? qtune::tools::LowBitForm::kInt8Qdq
-                                : qtune::tools::LowBitForm::kMatMulNBits;
+    const qtune::tools::LowBitForm form = model == "int4_stack" ? qtune::tools::LowBitForm::kQdq
+                                          : model == "int8_stack"
+                                              ? qtune::tools::LowBitForm::kInt8Qdq
+                                              : qtune::tools::LowBitForm::kMatMulNBits;
     graph = qtune::tools::BuildLowBitStack(stack, form, block);
   } else {
     graph = qtune::ir::BuildMatMulStack(stack);

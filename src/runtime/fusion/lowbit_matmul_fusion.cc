@@ -73,8 +73,7 @@ std::optional<NBitsWeights> FromDequantize(const ir::Node* dq, int64_t opset) {
       return std::nullopt;
   }
   if (q.rank() != 2 || scale.dtype() != DataType::kFloat32 ||
-      (zp != nullptr && (zp->dtype() != q.dtype() ||
-                         zp->num_elements() != scale.num_elements()))) {
+      (zp != nullptr && (zp->dtype() != q.dtype() || zp->num_elements() != scale.num_elements()))) {
     return std::nullopt;
   }
   w.k = q.size(0);
@@ -235,8 +234,8 @@ Status ApplyLowBit(ir::Graph& graph, LowBitMatch m) {
     ASSIGN_OR_RETURN(ir::Value * b, graph.AddInitializer(graph.UniqueValueName(base + "_B"), w.b));
     ASSIGN_OR_RETURN(ir::Value * s,
                      graph.AddInitializer(graph.UniqueValueName(base + "_scales"), w.scales));
-    ASSIGN_OR_RETURN(ir::Value * z, graph.AddInitializer(graph.UniqueValueName(base + "_zp"),
-                                                         w.zero_points));
+    ASSIGN_OR_RETURN(ir::Value * z,
+                     graph.AddInitializer(graph.UniqueValueName(base + "_zp"), w.zero_points));
     spec.inputs = {m.matmul->input(0), b, s, z, nullptr, nullptr};
     chain.push_back(m.dq);
   } else {

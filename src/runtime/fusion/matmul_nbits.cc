@@ -26,8 +26,8 @@ Status CheckCount(const ir::Node& node, const Tensor& t, const char* what, DataT
   }
   if (t.num_elements() != count) {
     return NodeError(node, std::string(what) + " " + t.DebugString() + " has " +
-                               Count(t.num_elements()) + " elements; expected " + expected +
-                               " = " + Count(count));
+                               Count(t.num_elements()) + " elements; expected " + expected + " = " +
+                               Count(count));
   }
   return Status::Ok();
 }
@@ -123,8 +123,8 @@ StatusOr<NBitsShape> ReadNBitsShape(const ir::Node& node) {
                                " does not fill whole bytes");
   }
   if (node.domain() == kMicrosoftDomain && (s.block < 16 || (s.block & (s.block - 1)) != 0)) {
-    return NodeError(node, "block_size " + Count(s.block) +
-                               " is not a power of two of at least 16");
+    return NodeError(node,
+                     "block_size " + Count(s.block) + " is not a power of two of at least 16");
   }
   return s;
 }
@@ -135,8 +135,9 @@ StatusOr<LowBitWeights> ReadLowBitWeights(const ir::Node& node, std::span<const 
     return i < inputs.size() && inputs[i].is_valid() ? &inputs[i] : nullptr;
   };
   if (input(kNBitsGIdx) != nullptr) {
-    return NodeUnimplemented(node, "input g_idx (act-order column permutation) is not "
-                                   "supported; re-export without act-order");
+    return NodeUnimplemented(node,
+                             "input g_idx (act-order column permutation) is not "
+                             "supported; re-export without act-order");
   }
   const Tensor* b = input(kNBitsB);
   const Tensor* scales = input(kNBitsScales);
@@ -144,8 +145,8 @@ StatusOr<LowBitWeights> ReadLowBitWeights(const ir::Node& node, std::span<const 
   const int64_t kb = s.k_blocks(), blob = s.blob();
   const std::string b_shape = "[" + Count(s.n) + "," + Count(kb) + "," + Count(blob) + "]";
   RETURN_IF_ERROR(CheckCount(node, *b, "B", DataType::kUint8, s.n * kb * blob, b_shape));
-  RETURN_IF_ERROR(CheckCount(node, *scales, "scales", DataType::kFloat32, s.n * kb,
-                             "N * k_blocks"));
+  RETURN_IF_ERROR(
+      CheckCount(node, *scales, "scales", DataType::kFloat32, s.n * kb, "N * k_blocks"));
   LowBitWeights w;
   w.shape = s;
   w.codes.resize(static_cast<size_t>(s.n * s.k));
@@ -164,8 +165,8 @@ StatusOr<LowBitWeights> ReadLowBitWeights(const ir::Node& node, std::span<const 
   w.zero_points.assign(static_cast<size_t>(s.n * kb), static_cast<float>(1 << (s.bits - 1)));
   if (const Tensor* zp = input(kNBitsZeroPoints)) {
     if (zp->dtype() == DataType::kFloat32) {
-      RETURN_IF_ERROR(CheckCount(node, *zp, "zero_points", DataType::kFloat32, s.n * kb,
-                                 "N * k_blocks"));
+      RETURN_IF_ERROR(
+          CheckCount(node, *zp, "zero_points", DataType::kFloat32, s.n * kb, "N * k_blocks"));
       w.zero_points.assign(zp->data<float>(), zp->data<float>() + s.n * kb);
       for (float v : w.zero_points) {
         if (!std::isfinite(v)) return NodeError(node, "zero_points has a non-finite value");

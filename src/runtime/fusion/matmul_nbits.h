@@ -53,10 +53,10 @@ StatusOr<NBitsShape> ReadNBitsShape(const ir::Node& node);
 // The weights of one node unpacked: every code one byte, the parameters as floats.
 struct LowBitWeights {
   NBitsShape shape;
-  std::vector<uint8_t> codes;        // [N][K], unsigned codes < 2^bits
-  std::vector<float> scales;         // [N][k_blocks]
-  std::vector<float> zero_points;    // [N][k_blocks], in code units
-  std::vector<float> bias;           // N floats, or empty
+  std::vector<uint8_t> codes;      // [N][K], unsigned codes < 2^bits
+  std::vector<float> scales;       // [N][k_blocks]
+  std::vector<float> zero_points;  // [N][k_blocks], in code units
+  std::vector<float> bias;         // N floats, or empty
   float weight(int64_t n, int64_t k) const {
     const int64_t j = n * shape.k_blocks() + k / shape.block;
     return (static_cast<float>(codes[n * shape.k + k]) - zero_points[j]) * scales[j];

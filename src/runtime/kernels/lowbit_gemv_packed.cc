@@ -39,16 +39,16 @@ QTUNE_LOWBIT_AVX512 void Block512(const uint8_t* codes, const float* params, int
   constexpr int V = kLowBitBlock / 16;
   constexpr int64_t kRow = kLowBitBlock * BITS / 8;
   __m512 acc[MR][V];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     const __m512 b = bias != nullptr ? _mm512_loadu_ps(bias + 16 * v) : _mm512_setzero_ps();
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) acc[r][v] = b;
   }
   const __m512i nibble = _mm512_set1_epi32(0xF);
   for (int64_t k0 = 0; k0 < k; k0 += qblock, params += kParamFloats) {
     __m512 s[V], o[V];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       s[v] = _mm512_loadu_ps(params + 16 * v);
       o[v] = _mm512_loadu_ps(params + kLowBitBlock + 16 * v);
@@ -57,7 +57,8 @@ QTUNE_LOWBIT_AVX512 void Block512(const uint8_t* codes, const float* params, int
     for (int64_t kk = k0; kk < k1; ++kk, codes += kRow) {
       __m512i q[V];
       if constexpr (BITS == 4) {
-        const __m512i a = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(codes)));
+        const __m512i a =
+            _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(codes)));
         const __m512i b =
             _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(codes + 16)));
         q[0] = _mm512_and_si512(a, nibble);
@@ -65,27 +66,27 @@ QTUNE_LOWBIT_AVX512 void Block512(const uint8_t* codes, const float* params, int
         q[2] = _mm512_and_si512(b, nibble);
         q[3] = _mm512_srli_epi32(b, 4);
       } else {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
           q[v] = _mm512_cvtepu8_epi32(
               _mm_load_si128(reinterpret_cast<const __m128i*>(codes + 16 * v)));
         }
       }
       __m512 w[V];
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) w[v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q[v]), s[v], o[v]);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const __m512 xv = _mm512_set1_ps(x[r * ldx + kk]);
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(xv, w[v], acc[r][v]);
       }
     }
   }
   const __m512 zero = _mm512_setzero_ps();
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       _mm512_storeu_ps(out + r * ldo + 16 * v, relu ? _mm512_max_ps(acc[r][v], zero) : acc[r][v]);
     }
@@ -104,7 +105,7 @@ QTUNE_LOWBIT_AVX2 void Block256(const uint8_t* codes, const float* params, int64
   constexpr int V = kLowBitBlock / 8;
   constexpr int64_t kRow = kLowBitBlock * BITS / 8;
   __m256 acc[V];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     acc[v] = bias != nullptr ? _mm256_loadu_ps(bias + 8 * v) : _mm256_setzero_ps();
   }
@@ -116,10 +117,10 @@ QTUNE_LOWBIT_AVX2 void Block256(const uint8_t* codes, const float* params, int64
     for (int64_t kk = k0; kk < k1; ++kk, codes += kRow) {
       const __m256 xv = _mm256_broadcast_ss(x + kk);
       if constexpr (BITS == 4) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int t = 0; t < 4; ++t) {  // 8 bytes: 8 columns low, the 8 sixteen on high
-          const __m256i a =
-              _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * t)));
+          const __m256i a = _mm256_cvtepu8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * t)));
           const int lo = (t / 2) * 4 + t % 2;
           acc[lo] = _mm256_fmadd_ps(
               xv, Dequantized256(_mm256_and_si256(a, nibble), s + 8 * lo, o + 8 * lo), acc[lo]);
@@ -128,17 +129,17 @@ QTUNE_LOWBIT_AVX2 void Block256(const uint8_t* codes, const float* params, int64
               acc[lo + 2]);
         }
       } else {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
-          const __m256i q =
-              _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * v)));
+          const __m256i q = _mm256_cvtepu8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * v)));
           acc[v] = _mm256_fmadd_ps(xv, Dequantized256(q, s + 8 * v, o + 8 * v), acc[v]);
         }
       }
     }
   }
   const __m256 zero = _mm256_setzero_ps();
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     _mm256_storeu_ps(out + 8 * v, relu ? _mm256_max_ps(acc[v], zero) : acc[v]);
   }
@@ -185,8 +186,7 @@ void Block(const PackedLowBitWeights& w, const float* x, int64_t rows, float* y,
     alignas(64) float scratch[4 * kLowBitBlock];
     for (int64_t r = 0; r < rows; r += 4) {
       const int64_t group = std::min<int64_t>(rows - r, 4);
-      (four ? Rows512<4> : Rows512<8>)(w, x + r * k, group, bias, e.relu, scratch, kLowBitBlock,
-                                       b);
+      (four ? Rows512<4> : Rows512<8>)(w, x + r * k, group, bias, e.relu, scratch, kLowBitBlock, b);
       for (int64_t i = 0; i < group; ++i) {
         std::copy(scratch + i * kLowBitBlock, scratch + i * kLowBitBlock + cols,
                   y + (r + i) * n + first);
@@ -198,8 +198,8 @@ void Block(const PackedLowBitWeights& w, const float* x, int64_t rows, float* y,
   for (int64_t r = 0; r < rows; ++r) {
     float* yr = y + r * n + first;
     float* dst = cols == kLowBitBlock ? yr : scratch;
-    (four ? Block256<4> : Block256<8>)(w.codes(b), w.params(b), k, w.quant_block(), x + r * k,
-                                       bias, e.relu, dst);
+    (four ? Block256<4> : Block256<8>)(w.codes(b), w.params(b), k, w.quant_block(), x + r * k, bias,
+                                       e.relu, dst);
     if (cols != kLowBitBlock) std::copy(scratch, scratch + cols, yr);
   }
 }
@@ -214,9 +214,11 @@ PackedLowBitWeights::PackedLowBitWeights(int64_t k, int64_t n, int bits, int64_t
   block_stride_ = codes_bytes_ + k_blocks() * kParamFloats * static_cast<int64_t>(sizeof(float));
 }
 
-StatusOr<std::unique_ptr<PackedLowBitWeights>> PackedLowBitWeights::Pack(
-    const uint8_t* codes, const float* scales, const float* zero_points, int64_t k, int64_t n,
-    int bits, int64_t block) {
+StatusOr<std::unique_ptr<PackedLowBitWeights>> PackedLowBitWeights::Pack(const uint8_t* codes,
+                                                                         const float* scales,
+                                                                         const float* zero_points,
+                                                                         int64_t k, int64_t n,
+                                                                         int bits, int64_t block) {
   QTUNE_CHECK(k > 0 && n > 0 && block > 0 && (bits == 4 || bits == 8));
   std::unique_ptr<PackedLowBitWeights> packed(new PackedLowBitWeights(k, n, bits, block));
   const size_t bytes = packed->bytes();

@@ -35,9 +35,8 @@ class PackedLowBitWeights {
   // cannot be had. REQUIRES: k, n, block > 0; bits 4 or 8.
   static StatusOr<std::unique_ptr<PackedLowBitWeights>> Pack(const uint8_t* codes,
                                                              const float* scales,
-                                                             const float* zero_points,
-                                                             int64_t k, int64_t n, int bits,
-                                                             int64_t block);
+                                                             const float* zero_points, int64_t k,
+                                                             int64_t n, int bits, int64_t block);
   PackedLowBitWeights(const PackedLowBitWeights&) = delete;
   PackedLowBitWeights& operator=(const PackedLowBitWeights&) = delete;
 

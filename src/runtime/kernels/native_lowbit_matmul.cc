@@ -59,8 +59,8 @@ class NativeLowBitKernel final : public Kernel {
 StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
   if (!IsMatMulNBits(node)) return NotApplicable();
-  if (request.inputs.size() < 3 || request.inputs[kNBitsA] == nullptr ||
-      request.outputs.empty() || request.outputs[0] == nullptr) {
+  if (request.inputs.size() < 3 || request.inputs[kNBitsA] == nullptr || request.outputs.empty() ||
+      request.outputs[0] == nullptr) {
     return NotApplicable();
   }
   const ValueInfo& a = *request.inputs[kNBitsA];
@@ -72,8 +72,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const Kerne
     const ValueInfo* info = request.inputs[i];
     if (info == nullptr) continue;
     if (!info->has_constant()) {
-      return NotApplicable(request, "input " + std::to_string(i) + " ('" +
-                                        node.input(i)->name() +
+      return NotApplicable(request, "input " + std::to_string(i) + " ('" + node.input(i)->name() +
                                         "') is computed at run time, not a constant");
     }
     inputs[i] = info->constant;
@@ -88,9 +87,8 @@ StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const Kerne
   for (size_t i = 0; i + 1 < a.sizes.size(); ++i) rows *= a.sizes[i];
   if (rows < 1) return NotApplicable(request, "an empty dimension");
   ASSIGN_OR_RETURN(std::unique_ptr<PackedLowBitWeights> packed,
-                   PackedLowBitWeights::Pack(w.codes.data(), w.scales.data(),
-                                             w.zero_points.data(), s.k, s.n,
-                                             static_cast<int>(s.bits), s.block));
+                   PackedLowBitWeights::Pack(w.codes.data(), w.scales.data(), w.zero_points.data(),
+                                             s.k, s.n, static_cast<int>(s.bits), s.block));
   GemvOptions options;
   options.threads = std::max(1, request.threads);
   options.isa = *isa;
