@@ -125,14 +125,15 @@ TEST(WeightOnlyTest, Int4StackRunsInQtuneAndOrtLikeTheDequantizedWeights) {
     if (n->op_type() != "DequantizeLinear") continue;
     EXPECT_EQ(n->GetInt("block_size", 0), 64);
     EXPECT_EQ(n->input(0)->initializer().dtype(), DataType::kInt4);
-    EXPECT_EQ(n->input(1)->initializer().dtype(), DataType::kFloat16);
+    EXPECT_EQ(n->input(1)->initializer().dtype(), DataType::kFloat32);
     EXPECT_EQ(n->input(1)->initializer().sizes(), (std::vector<int64_t>{8, 512}));
   }
   for (const ExportedSite& s : result->export_report.sites) {
-    EXPECT_DOUBLE_EQ(s.effective_bits, 4.25);
+    EXPECT_DOUBLE_EQ(s.effective_bits, 4.5);  // 4 + 32 / 64
   }
 
-  // Size: INT4 two per byte plus fp16 scales.
+  EXPECT_EQ(testing::CountOps(q, "Cast"), 0);  // fp32 scales: DQ -> MatMul directly
+  // Size: INT4 two per byte plus fp32 scales.
   const int64_t fp32_bytes = SavedBytes(*stack, "fp32.onnx");
   const int64_t int4_bytes = SavedBytes(q, "int4.onnx");
   EXPECT_LE(int4_bytes, fp32_bytes / 5) << int4_bytes << " vs " << fp32_bytes;
@@ -204,7 +205,9 @@ void CheckMatMulNBits(const std::string& recipe) {
   auto b = testing::RunOrtOn(*qdq->quantized, "nbits_qdq", "x", x);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   ASSERT_TRUE(b.ok()) << b.status().ToString();
-  EXPECT_LE(qtune::testing::RelativeL2(*a, *b), 5e-3);
+  // ORT turns the QDQ form into MatMulNBits at accuracy level 4 (the activation row
+  // quantized to int8 per block); the op written directly keeps float activations.
+  EXPECT_LE(qtune::testing::RelativeL2(*a, *b), 1e-2);
   // And qtune on the QDQ export agrees with ORT's MatMulNBits.
   auto ours = testing::RunQtune(*qdq->quantized, "x", x);
   ASSERT_TRUE(ours.ok()) << ours.status().ToString();
@@ -213,11 +216,12 @@ void CheckMatMulNBits(const std::string& recipe) {
 
 TEST(WeightOnlyTest, MatMulNBitsMatchesTheQdqExportInOrt) { CheckMatMulNBits("int4"); }
 
+// Also fp16 scales: the QDQ export's DequantizeLinear is followed by a Cast to float32.
 TEST(WeightOnlyTest, MatMulNBitsWithZeroPointsMatchesTheQdqExportInOrt) {
   const std::string path = TempPath("asym.yaml");
   std::ofstream(path) << "imports: {base: int4}\nquantizers:\n  - $import: base\n"
                          "  - name: \"*weight_quantizer\"\n    op: MatMul\n    symmetric: false\n"
-                         "    block_size: 32\n";
+                         "    block_size: 32\n    scale_type: fp16\n";
   CheckMatMulNBits(path);
   fs::remove(path);
 }
@@ -242,7 +246,8 @@ TEST(WeightOnlyTest, AwqAndClipBeatRtnWhenInputChannelsAreSalient) {
       if (qtune::testing::OrtAvailable()) {
         auto ort = testing::RunOrtOn(*result->quantized, "awq", "x", x);
         ASSERT_TRUE(ort.ok()) << ort.status().ToString();
-        EXPECT_LE(qtune::testing::RelativeL2(*ort, *out), 5e-3);
+        // Salient channels (30x) make ORT's int8 activation blocks coarser: 1e-2.
+        EXPECT_LE(qtune::testing::RelativeL2(*ort, *out), 1e-2);
       }
     }
   }
