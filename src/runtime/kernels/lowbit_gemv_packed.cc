@@ -54,6 +54,14 @@ QTUNE_LOWBIT_AVX512 void Block512(const uint8_t* codes, const float* params, int
       o[v] = _mm512_loadu_ps(params + kLowBitBlock + 16 * v);
     }
     const int64_t k1 = std::min(k, k0 + qblock);
+    // One row: sum x * code over the block, then scale it and add offset * sum x once
+    // per block (one FMA per 16 weights fewer than dequantizing every code).
+    __m512 block_acc[V];
+    float x_sum = 0.0f;
+    if constexpr (MR == 1) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) block_acc[v] = _mm512_setzero_ps();
+    }
     for (int64_t kk = k0; kk < k1; ++kk, codes += kRow) {
       __m512i q[V];
       if constexpr (BITS == 4) {
@@ -72,14 +80,30 @@ QTUNE_LOWBIT_AVX512 void Block512(const uint8_t* codes, const float* params, int
               _mm_load_si128(reinterpret_cast<const __m128i*>(codes + 16 * v)));
         }
       }
-      __m512 w[V];
+      if constexpr (MR == 1) {
+        const __m512 xv = _mm512_set1_ps(x[kk]);
+        x_sum += x[kk];
 #pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) w[v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q[v]), s[v], o[v]);
+        for (int v = 0; v < V; ++v) {
+          block_acc[v] = _mm512_fmadd_ps(xv, _mm512_cvtepi32_ps(q[v]), block_acc[v]);
+        }
+      } else {
+        __m512 w[V];
 #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        const __m512 xv = _mm512_set1_ps(x[r * ldx + kk]);
+        for (int v = 0; v < V; ++v) w[v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q[v]), s[v], o[v]);
 #pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(xv, w[v], acc[r][v]);
+        for (int r = 0; r < MR; ++r) {
+          const __m512 xv = _mm512_set1_ps(x[r * ldx + kk]);
+#pragma GCC unroll 8
+          for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(xv, w[v], acc[r][v]);
+        }
+      }
+    }
+    if constexpr (MR == 1) {
+      const __m512 xs = _mm512_set1_ps(x_sum);
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        acc[0][v] = _mm512_fmadd_ps(s[v], block_acc[v], _mm512_fmadd_ps(o[v], xs, acc[0][v]));
       }
     }
   }
