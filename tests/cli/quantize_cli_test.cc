@@ -49,6 +49,27 @@ TEST(QuantizeCliTest, FlagContradictingTheRecipeIsAUsageError) {
   fs::remove(recipe);
 }
 
+// Low-bit recipes the model or target cannot take: usage errors before calibration.
+TEST(QuantizeCliTest, LowBitRecipeTheModelCannotTakeIsAUsageError) {
+  std::string forced = Temp("forced.yaml");  // the head's K is 64 < one block of 128
+  std::ofstream(forced) << "imports: {base: int4}\nquantizers:\n  - $import: base\n"
+                           "  - name: \"/fc/Gemm/weight_quantizer\"\n    block_size: 128\n";
+  CliResult r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") +
+                            " --report --random-calibration --recipe " + forced);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("K = 64 < int4 block_size 128"), std::string::npos) << r.out;
+  std::string asym = Temp("asym.yaml");
+  std::ofstream(asym) << "imports: {base: int4}\nquantizers:\n  - $import: base\n"
+                         "  - name: \"*weight_quantizer\"\n    op: Gemm\n    symmetric: false\n";
+  r = RunQtuneCli("quantize " + M("fmnist_resnet.onnx") +
+                  " --report --random-calibration --target trt --recipe " + asym);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--target trt takes symmetric block weights only"), std::string::npos)
+      << r.out;
+  fs::remove(forced);
+  fs::remove(asym);
+}
+
 TEST(QuantizeCliTest, RandomCalibrationWarnsLoudly) {
   CliResult r =
       RunQtuneCli("quantize " + M("fmnist_resnet.onnx") + " --report --random-calibration");
