@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 
+#include "core/float_convert.h"
 #include "ir/builder.h"
 #include "ir/onnx_io.h"
 #include "runtime/fused_run.h"
@@ -34,12 +35,14 @@ struct QdqCase {
   int64_t block = 32;  // 0: per output channel (axis 1); -1: per tensor
   bool zero_point = false;
   bool bias = true, relu = true;
+  bool half_scale = false;  // float16 scales, DequantizeLinear -> Cast(float) -> MatMul
 };
 
 std::string Describe(const QdqCase& c) {
   return std::string(DataTypeName(c.type)) + " M" + std::to_string(c.m) + " K" +
          std::to_string(c.k) + " N" + std::to_string(c.n) + " block " + std::to_string(c.block) +
-         (c.zero_point ? " zp" : "") + (c.bias ? " bias" : "") + (c.relu ? " relu" : "");
+         (c.zero_point ? " zp" : "") + (c.bias ? " bias" : "") + (c.relu ? " relu" : "") +
+         (c.half_scale ? " fp16 scales" : "");
 }
 
 // A tensor of `type` with random codes in its range (4-bit types one element per byte).
@@ -66,12 +69,21 @@ std::unique_ptr<ir::Graph> QdqModel(const QdqCase& c, std::mt19937& rng) {
     scale_sizes = {c.n};
     attributes = {ir::Attribute::Int("axis", 1)};
   }
-  std::vector<ir::Value*> dq_inputs = {
-      b.Initializer("w_q", RandomCodes(c.type, {c.k, c.n}, rng)),
-      b.Initializer("w_scale", RandomTensor(scale_sizes, rng, 0.002f, 0.02f))};
+  Tensor scale = RandomTensor(scale_sizes, rng, 0.002f, 0.02f);
+  if (c.half_scale) {
+    Tensor half = *Tensor::Allocate(DataType::kFloat16, scale_sizes);
+    for (int64_t i = 0; i < scale.num_elements(); ++i) {
+      static_cast<uint16_t*>(half.raw_data())[i] = FloatToHalf(scale.data<float>()[i]);
+    }
+    scale = half;
+  }
+  std::vector<ir::Value*> dq_inputs = {b.Initializer("w_q", RandomCodes(c.type, {c.k, c.n}, rng)),
+                                       b.Initializer("w_scale", std::move(scale))};
   if (c.zero_point)
     dq_inputs.push_back(b.Initializer("w_zp", RandomCodes(c.type, scale_sizes, rng)));
-  ir::Value* y = b.Op("MatMul", {x, b.Op("DequantizeLinear", dq_inputs, attributes)});
+  ir::Value* w = b.Op("DequantizeLinear", dq_inputs, attributes);
+  if (c.half_scale) w = b.Op("Cast", {w}, {ir::Attribute::Int("to", 1)});
+  ir::Value* y = b.Op("MatMul", {x, w});
   if (c.bias) y = b.Op("Add", {y, b.Initializer("bias", RandomTensor({c.n}, rng))});
   if (c.relu) y = b.Op("Relu", {y});
   b.Output(y);
@@ -86,13 +98,16 @@ NamedTensors ExpectFusedMatchesReference(const ir::Graph& graph, const QdqCase& 
   EXPECT_TRUE(run.ok()) << Describe(c) << ": " << run.status().ToString();
   if (!run.ok()) return inputs;
   EXPECT_EQ(run->ops["MatMulNBits"], 1) << Describe(c) << "\n" << run->plan;
-  EXPECT_EQ(run->ops.count("DequantizeLinear"), 0u) << Describe(c) << "\n" << run->plan;
+  EXPECT_EQ(run->ops.count("DequantizeLinear") + run->ops.count("Cast"), 0u) << Describe(c) << "\n"
+                                                                             << run->plan;
   EXPECT_EQ(run->ops.count("Relu") + run->ops.count("Add"), 0u) << Describe(c) << "\n" << run->plan;
   EXPECT_NE(run->plan.find("lowbit_gemv"), std::string::npos) << run->plan;
   double scale = 0;
   for (float v : run->want[0].second.span<float>()) scale = std::max(scale, std::fabs(double{v}));
+  // float16 scales: the graph rounds each weight to float16, the kernel does not.
+  const double per_weight = c.half_scale ? 1e-3 : 1e-5;
   EXPECT_LE(qtune::testing::MaxAbsDiff(run->got[0].second, run->want[0].second),
-            1e-5 * (1 + scale) * std::sqrt(static_cast<double>(c.k)))
+            per_weight * (1 + scale) * std::sqrt(static_cast<double>(c.k)))
       << Describe(c);
   return inputs;
 }
@@ -128,6 +143,21 @@ TEST(LowBitFusion, PerChannelAndPerTensorInt8) {
       c.k = 100;  // one block of K: any K (even for 4 bits)
       c.n = 33;
       c.zero_point = type == DataType::kUint8;
+      ExpectFusedMatchesReference(*QdqModel(c, rng), c, rng);
+    }
+  }
+}
+
+TEST(LowBitFusion, Float16ScalesThroughACast) {
+  std::mt19937 rng(2714);
+  for (DataType type : {DataType::kInt4, DataType::kUint4, DataType::kInt8}) {
+    for (int64_t m : {1, 3}) {
+      QdqCase c;
+      c.type = type;
+      c.m = m;
+      c.block = type == DataType::kInt8 ? 0 : 64;
+      c.zero_point = type == DataType::kUint4;
+      c.half_scale = true;
       ExpectFusedMatchesReference(*QdqModel(c, rng), c, rng);
     }
   }

@@ -7,6 +7,9 @@
 //     [ceil(K / block), N]), per output channel (axis 1, scale [N]) or per tensor.
 //     Signed codes are shifted into the unsigned range with their zero points
 //     (q - z = (q + 2^(b-1)) - (z + 2^(b-1))), so the product is the same.
+//     Float16 scales (DequantizeLinear -> Cast(float) -> MatMul) are widened to float32:
+//     the weights are then (q - z) * scale exactly, where the graph rounds each one to
+//     float16 before the Cast (at most 2^-11 relative per weight).
 //   com.microsoft::MatMulNBits(constant weights, no g_idx) -> Add(bias) [-> activation],
 //     or -> activation: the bias and the activation move into the node.
 //
@@ -19,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/float_convert.h"
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/fusion_pipeline.h"
 #include "runtime/fusion/matmul_nbits.h"
@@ -47,6 +51,14 @@ int64_t UnsignedCode(const Tensor& t, int64_t i, int64_t bits) {
   return static_cast<int64_t>(static_cast<int8_t>(byte)) + (int64_t{1} << (bits - 1));
 }
 
+// Element i of a float32 or float16 scale.
+float ScaleAt(const Tensor& scale, int64_t i) {
+  if (scale.dtype() == DataType::kFloat16) {
+    return HalfToFloat(static_cast<const uint16_t*>(scale.raw_data())[i]);
+  }
+  return scale.data<float>()[i];
+}
+
 // A constant DequantizeLinear whose output is MatMul's weight, converted to MatMulNBits's
 // layout; nullopt when its form is not one the op can hold.
 std::optional<NBitsWeights> FromDequantize(const ir::Node* dq, int64_t opset) {
@@ -72,7 +84,8 @@ std::optional<NBitsWeights> FromDequantize(const ir::Node* dq, int64_t opset) {
     default:
       return std::nullopt;
   }
-  if (q.rank() != 2 || scale.dtype() != DataType::kFloat32 ||
+  const bool half_scale = scale.dtype() == DataType::kFloat16;
+  if (q.rank() != 2 || (scale.dtype() != DataType::kFloat32 && !half_scale) ||
       (zp != nullptr && (zp->dtype() != q.dtype() || zp->num_elements() != scale.num_elements()))) {
     return std::nullopt;
   }
@@ -102,7 +115,7 @@ std::optional<NBitsWeights> FromDequantize(const ir::Node* dq, int64_t opset) {
   }
   if (w.block * w.bits % 8 != 0) return std::nullopt;
   for (int64_t i = 0; i < scale.num_elements(); ++i) {
-    if (!std::isfinite(scale.data<float>()[i])) return std::nullopt;  // the reference says why
+    if (!std::isfinite(ScaleAt(scale, i))) return std::nullopt;  // the reference says why
   }
   const int64_t kb = (w.k + w.block - 1) / w.block, blob = w.block * w.bits / 8;
   StatusOr<Tensor> b = Tensor::Allocate(DataType::kUint8, {w.n, kb, blob});
@@ -127,7 +140,7 @@ std::optional<NBitsWeights> FromDequantize(const ir::Node* dq, int64_t opset) {
     }
     for (int64_t j = 0; j < kb; ++j) {
       const int64_t at = scale_of(col, j);
-      scales->data<float>()[col * kb + j] = scale.data<float>()[at];
+      scales->data<float>()[col * kb + j] = ScaleAt(scale, at);
       zps->data<float>()[col * kb + j] =
           static_cast<float>(zp != nullptr ? UnsignedCode(*zp, at, w.bits) : default_zp);
     }
@@ -141,6 +154,7 @@ std::optional<NBitsWeights> FromDequantize(const ir::Node* dq, int64_t opset) {
 struct LowBitMatch {
   ir::Node* matmul = nullptr;  // MatMul or com.microsoft::MatMulNBits
   ir::Node* dq = nullptr;      // the weight's DequantizeLinear (MatMul form)
+  ir::Node* cast = nullptr;    // Cast(to float) after a float16-scale DequantizeLinear
   ir::Node* add = nullptr;
   ir::Node* act = nullptr;
   Activation activation;
@@ -178,8 +192,16 @@ std::optional<LowBitMatch> SelectLowBit(const ir::Graph& graph, ir::Node* node,
   if (IsDefaultOp(node, "MatMul") && node->num_inputs() == 2) {
     ir::Node* dq = pattern::ExclusiveProducer(node->input(1), node);
     if (dq == nullptr || node->input(0) == node->input(1)) return std::nullopt;
+    if (IsDefaultOp(dq, "Cast") &&
+        dq->GetInt("to", 0) == static_cast<int64_t>(DataType::kFloat32)) {
+      m.cast = dq;  // DequantizeLinear with float16 scales gives float16; the Cast widens it
+      dq = pattern::ExclusiveProducer(dq->input(0), dq);
+    }
     std::optional<NBitsWeights> w = FromDequantize(dq, graph.onnx_opset());
     if (!w) return std::nullopt;
+    // A float16 DequantizeLinear output is only a float32 weight through the Cast.
+    const bool half = dq->input(1)->initializer().dtype() == DataType::kFloat16;
+    if (half != (m.cast != nullptr)) return std::nullopt;
     auto a = sizes.find(node->input(0)->name());
     if (a == sizes.end() || a->second.dtype != DataType::kFloat32 || a->second.sizes.empty() ||
         a->second.sizes.back() != w->k) {
@@ -238,6 +260,7 @@ Status ApplyLowBit(ir::Graph& graph, LowBitMatch m) {
                      graph.AddInitializer(graph.UniqueValueName(base + "_zp"), w.zero_points));
     spec.inputs = {m.matmul->input(0), b, s, z, nullptr, nullptr};
     chain.push_back(m.dq);
+    if (m.cast != nullptr) chain.push_back(m.cast);
   } else {
     for (const char* name : {"K", "N", "bits", "block_size", "accuracy_level"}) {
       if (const ir::Attribute* a = m.matmul->FindAttribute(name)) spec.attributes.push_back(*a);
