@@ -35,11 +35,42 @@ int64_t DeclaredBytes(const ir::Value* value) {
   return elements * static_cast<int64_t>(element_size);
 }
 
+bool IsFloat8(DataType type) {
+  return type == DataType::kFloat8E4M3FN || type == DataType::kFloat8E5M2;
+}
+
+DataType ConstantType(const ir::Value* value) {
+  return value != nullptr && IsConstant(value) ? value->initializer().dtype()
+                                               : DataType::kUndefined;
+}
+
+// A DequantizeLinear of block-float weights (NVFP4, MXFP8; core/block_float.h): float4e2m1
+// values, float8 values with block scales or float8e8m0 scales, or the float8 block scales
+// of NVFP4 (read only by float4e2m1 DequantizeLinears). No kernel fuses these, and the
+// reference DequantizeLinear at every run costs ~60x a 2048x2048 fp32 MatMul, so they are
+// dequantized once at compile time (the file stays small; the engine holds fp32).
+bool IsBlockFloatDequantize(const ir::Node& node) {
+  if (node.op_type() != "DequantizeLinear" || node.num_inputs() < 2) return false;
+  const DataType x = ConstantType(node.input(0));
+  if (x == DataType::kFloat4E2M1) return true;
+  if (!IsFloat8(x)) return false;
+  if (node.GetInt("block_size", 0) > 0 || ConstantType(node.input(1)) == DataType::kFloat8E8M0) {
+    return true;
+  }
+  const ir::Value* out = node.output(0);
+  return out != nullptr && !out->uses().empty() && !out->is_graph_output() &&
+         std::all_of(out->uses().begin(), out->uses().end(), [](const ir::Use& use) {
+           return use.node->op_type() == "DequantizeLinear" && use.input_index == 1 &&
+                  ConstantType(use.node->input(0)) == DataType::kFloat4E2M1;
+         });
+}
+
 bool IsFoldable(const ir::Node& node, int64_t max_bytes) {
   if (!IsDefaultDomain(node) || node.op_type() == "Constant") return false;
   // A DequantizeLinear of a constant keeps the quantized weights visible to the engine's
-  // QDQ fusion (which then runs int8 kernels on them) and keeps QDQ models small.
-  if (node.op_type() == "DequantizeLinear") return false;
+  // QDQ fusion (which then runs int8 kernels on them) and keeps QDQ models small; the
+  // block-float ones have no such kernel.
+  if (node.op_type() == "DequantizeLinear" && !IsBlockFloatDequantize(node)) return false;
   if (IsNondeterministic(node.op_type()) || HasSubgraph(node)) return false;
   if (std::none_of(node.outputs().begin(), node.outputs().end(), IsLive)) return false;
   for (const ir::Value* in : node.inputs()) {
