@@ -138,7 +138,8 @@ Status SearchWeightScales(const ir::Graph& graph, QuantPlan& plan, CalibrationSo
   session_options.use_onednn = options.use_onednn;
   ASSIGN_OR_RETURN(auto session, runtime::Session::Create(*clone, session_options));
   const int64_t total = std::min(source.num_samples(), std::max<int64_t>(options.max_samples, 1));
-  const int64_t rows_per_sample = std::max<int64_t>(1, options.max_rows / std::max<int64_t>(total, 1));
+  const int64_t rows_per_sample =
+      std::max<int64_t>(1, options.max_rows / std::max<int64_t>(total, 1));
   QTUNE_LOG_INFO("weight scale search (clip/awq): {} layers, {} samples of {}", layers.size(),
                  total, source.Describe());
   for (int64_t i = 0; i < total; ++i) {
@@ -193,8 +194,8 @@ Status SearchWeightScales(const ir::Graph& graph, QuantPlan& plan, CalibrationSo
     spec.group = site.config.block_size > 0 ? site.config.block_size : l.k;
     spec.fp16_scales = site.config.scale_type == ScaleType::kFloat16;
     AwqResult r = SearchAwqScale(w.data<float>(), l.k, n, transposed ? 1 : n, transposed ? l.k : 1,
-                                 l.rows, static_cast<int64_t>(l.rows.size()) / l.k, mean_abs,
-                                 spec, options.alpha_steps);
+                                 l.rows, static_cast<int64_t>(l.rows.size()) / l.k, mean_abs, spec,
+                                 options.alpha_steps);
     if (r.alpha > 0.0f) site.input_scale = r.scale;  // alpha 0: s = 1, nothing to fold
     QTUNE_LOG_INFO("awq: {} alpha {:.1f}, output error {:.4g} (rtn {:.4g})", l.layer->name(),
                    r.alpha, r.loss, r.loss_rtn);

@@ -54,8 +54,8 @@ int Code(float w, const GroupParams& p, const MatrixQuantSpec& spec) {
     return static_cast<int>(std::clamp(Rne(w / p.scale), -qmax, qmax));
   }
   const float levels = static_cast<float>((1 << spec.bits) - 1);
-  return static_cast<int>(std::clamp(Rne(w / p.scale) + static_cast<float>(p.zero_point), 0.0f,
-                                     levels));
+  return static_cast<int>(
+      std::clamp(Rne(w / p.scale) + static_cast<float>(p.zero_point), 0.0f, levels));
 }
 
 float Dequant(int code, const GroupParams& p) {
@@ -140,12 +140,12 @@ StatusOr<DequantizeInputs> ToDequantizeInputs(const QuantizedMatrix& m, bool tra
   const DataType code_type = m.bits == 4 ? (m.symmetric ? DataType::kInt4 : DataType::kUint4)
                                          : (m.symmetric ? DataType::kInt8 : DataType::kUint8);
   DequantizeInputs out;
-  std::vector<int64_t> sizes = transposed ? std::vector<int64_t>{m.n, m.k}
-                                          : std::vector<int64_t>{m.k, m.n};
+  std::vector<int64_t> sizes =
+      transposed ? std::vector<int64_t>{m.n, m.k} : std::vector<int64_t>{m.k, m.n};
   auto data = Tensor::Allocate(code_type, sizes);
   if (!data.ok()) {
-    return data.status().WithContext(std::string("storing ") + std::string(DataTypeName(code_type)) +
-                                     " weights");
+    return data.status().WithContext(std::string("storing ") +
+                                     std::string(DataTypeName(code_type)) + " weights");
   }
   out.data = std::move(data).value();
   // Held unpacked, one element per byte (core/dtype.h); files pack 4-bit types.
@@ -161,15 +161,16 @@ StatusOr<DequantizeInputs> ToDequantizeInputs(const QuantizedMatrix& m, bool tra
   if (per_channel) {
     scale_sizes = {m.n};
   } else {
-    scale_sizes = transposed ? std::vector<int64_t>{m.n, groups}
-                             : std::vector<int64_t>{groups, m.n};
+    scale_sizes =
+        transposed ? std::vector<int64_t>{m.n, groups} : std::vector<int64_t>{groups, m.n};
   }
-  ASSIGN_OR_RETURN(out.scale, Tensor::Allocate(fp16_scales ? DataType::kFloat16 : DataType::kFloat32,
-                                               scale_sizes));
+  ASSIGN_OR_RETURN(
+      out.scale,
+      Tensor::Allocate(fp16_scales ? DataType::kFloat16 : DataType::kFloat32, scale_sizes));
   if (!m.symmetric) {
-    ASSIGN_OR_RETURN(out.zero_point,
-                     Tensor::Allocate(m.bits == 4 ? DataType::kUint4 : DataType::kUint8,
-                                      scale_sizes));
+    ASSIGN_OR_RETURN(
+        out.zero_point,
+        Tensor::Allocate(m.bits == 4 ? DataType::kUint4 : DataType::kUint8, scale_sizes));
   }
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t c = 0; c < m.n; ++c) {

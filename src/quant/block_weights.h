@@ -32,9 +32,9 @@ namespace qtune::quant {
 inline constexpr float kMinBlockScale = 1e-8f;
 
 struct MatrixQuantSpec {
-  int bits = 4;            // 4 or 8
-  bool symmetric = true;   // false: unsigned codes with zero points
-  int64_t group = 64;      // elements per scale along K; K % group == 0
+  int bits = 4;           // 4 or 8
+  bool symmetric = true;  // false: unsigned codes with zero points
+  int64_t group = 64;     // elements per scale along K; K % group == 0
   bool fp16_scales = false;
   bool clip_search = false;
   std::span<const float> channel_weight;  // clip: c_k per row k (size K), empty = all 1
@@ -45,9 +45,9 @@ struct QuantizedMatrix {
   int64_t k = 0, n = 0, group = 0;
   int bits = 4;
   bool symmetric = true;
-  std::vector<int8_t> codes;          // [K][N], row-major; asymmetric: the unsigned code
-  std::vector<float> scales;          // [K / group][N] (already float16-rounded if asked)
-  std::vector<uint8_t> zero_points;   // [K / group][N]; asymmetric only
+  std::vector<int8_t> codes;         // [K][N], row-major; asymmetric: the unsigned code
+  std::vector<float> scales;         // [K / group][N] (already float16-rounded if asked)
+  std::vector<uint8_t> zero_points;  // [K / group][N]; asymmetric only
   // Dequantized value of element (row, col).
   float Dequantize(int64_t row, int64_t col) const;
 };

@@ -24,7 +24,8 @@ StatusOr<bool> ParseLowBitRuleKey(const std::string& key, const Located& value,
   if (key == "block_size") {
     int block = 0;
     if (!value.node.IsScalar() || !YAML::convert<int>::decode(value.node, block)) {
-      return ErrorAt(value, "must be an integer (a power of two, e.g. 32, 64, 128; 0 = per channel)");
+      return ErrorAt(value,
+                     "must be an integer (a power of two, e.g. 32, 64, 128; 0 = per channel)");
     }
     if (block != 0 && (!IsPowerOfTwo(block) || block < kMinBlockSize || block > kMaxBlockSize)) {
       return ErrorAt(value, "block_size " + std::to_string(block) +
@@ -86,8 +87,9 @@ Status CheckLowBitRule(const Located& at, const QuantizerRule& rule) {
       return ErrorAt(at, std::string(info.name) + " is blockwise; block_size 0 is not possible");
     }
     if (*rule.format == QuantFormat::kFp8E4M3 && *rule.block_size != 0) {
-      return ErrorAt(at, "fp8_e4m3 weights are per channel or per tensor; drop block_size (or "
-                         "use mxfp8 for block scales)");
+      return ErrorAt(at,
+                     "fp8_e4m3 weights are per channel or per tensor; drop block_size (or "
+                     "use mxfp8 for block scales)");
     }
   }
   return Status::Ok();

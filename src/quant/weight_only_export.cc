@@ -25,9 +25,10 @@ StatusOr<LowBitWeight> QuantizeLowBitWeight(const ir::Node& layer, const QuantSi
                                 " weight-only quantization applies to MatMul and Gemm only");
   }
   if (weight.dtype() != DataType::kFloat32 || weight.rank() != 2) {
-    return InvalidArgumentError(fmt::format("{} is {} of rank {}; low-bit weights must be 2-D "
-                                            "float32",
-                                            what, DataTypeName(weight.dtype()), weight.rank()));
+    return InvalidArgumentError(
+        fmt::format("{} is {} of rank {}; low-bit weights must be 2-D "
+                    "float32",
+                    what, DataTypeName(weight.dtype()), weight.rank()));
   }
   if (c.bits != 4 && c.bits != 8) {
     return InvalidArgumentError(fmt::format("{}: {} bits are not supported", what, c.bits));
@@ -40,13 +41,13 @@ StatusOr<LowBitWeight> QuantizeLowBitWeight(const ir::Node& layer, const QuantSi
   const int64_t n = weight.sizes()[1 - out.reduction_axis];
   const int64_t group = c.block_size > 0 ? c.block_size : k;
   if (k % group != 0) {
-    return InvalidArgumentError(fmt::format("{}: K = {} is not a multiple of block_size {}", what,
-                                            k, group));
+    return InvalidArgumentError(
+        fmt::format("{}: K = {} is not a multiple of block_size {}", what, k, group));
   }
   for (const auto* v : {&site.input_scale, &site.input_mean_square}) {
     if (!v->empty() && static_cast<int64_t>(v->size()) != k) {
-      return InvalidArgumentError(fmt::format("{}: {} input channel values for K = {}", what,
-                                              v->size(), k));
+      return InvalidArgumentError(
+          fmt::format("{}: {} input channel values for K = {}", what, v->size(), k));
     }
   }
   // Row k of W (K x N) times s[k] (AWQ); the layer's input is divided by s.
@@ -56,7 +57,8 @@ StatusOr<LowBitWeight> QuantizeLowBitWeight(const ir::Node& layer, const QuantSi
   if (!site.input_scale.empty()) {
     scaled.assign(data, data + weight.num_elements());
     for (int64_t r = 0; r < k; ++r) {
-      for (int64_t col = 0; col < n; ++col) scaled[r * row_stride + col * col_stride] *= site.input_scale[r];
+      for (int64_t col = 0; col < n; ++col)
+        scaled[r * row_stride + col * col_stride] *= site.input_scale[r];
     }
     data = scaled.data();
   }
@@ -74,10 +76,12 @@ StatusOr<LowBitWeight> QuantizeLowBitWeight(const ir::Node& layer, const QuantSi
 Status InsertInputScale(ir::Graph& graph, ir::Node* layer, const std::vector<float>& scale,
                         const std::string& base) {
   ir::Value* x = layer->input(0);
-  ASSIGN_OR_RETURN(Tensor inv, Tensor::Allocate(DataType::kFloat32, {static_cast<int64_t>(scale.size())}));
+  ASSIGN_OR_RETURN(Tensor inv,
+                   Tensor::Allocate(DataType::kFloat32, {static_cast<int64_t>(scale.size())}));
   for (size_t i = 0; i < scale.size(); ++i) inv.data<float>()[i] = 1.0f / scale[i];
-  ASSIGN_OR_RETURN(ir::Value * inv_value,
-                   graph.AddInitializer(graph.UniqueValueName(base + "_awq_inv_scale"), std::move(inv)));
+  ASSIGN_OR_RETURN(
+      ir::Value * inv_value,
+      graph.AddInitializer(graph.UniqueValueName(base + "_awq_inv_scale"), std::move(inv)));
   ir::NodeSpec spec;
   spec.op_type = "Mul";
   spec.name = graph.UniqueNodeName(base + "_awq_Mul");
@@ -133,8 +137,9 @@ Status ReplaceWithMatMulNBits(ir::Graph& graph, ir::Node* layer, const LowBitWei
       scales.data<float>()[j * blocks + g] = m.scales[static_cast<size_t>(g * n + j)];
     }
   }
-  ASSIGN_OR_RETURN(ir::Value * s,
-                   graph.AddInitializer(graph.UniqueValueName(base + "_nbits_scales"), std::move(scales)));
+  ASSIGN_OR_RETURN(
+      ir::Value * s,
+      graph.AddInitializer(graph.UniqueValueName(base + "_nbits_scales"), std::move(scales)));
   std::vector<ir::Value*> inputs = {layer->input(0), b, s};
   if (!m.symmetric) {
     const int64_t zp_row = (blocks + 1) / 2;
@@ -142,7 +147,8 @@ Status ReplaceWithMatMulNBits(ir::Graph& graph, ir::Node* layer, const LowBitWei
     std::vector<int8_t> row(static_cast<size_t>(blocks));
     for (int64_t j = 0; j < n; ++j) {
       for (int64_t g = 0; g < blocks; ++g) {
-        row[static_cast<size_t>(g)] = static_cast<int8_t>(m.zero_points[static_cast<size_t>(g * n + j)]);
+        row[static_cast<size_t>(g)] =
+            static_cast<int8_t>(m.zero_points[static_cast<size_t>(g * n + j)]);
       }
       std::vector<uint8_t> packed = PackNibbles(row);
       zp_bytes.insert(zp_bytes.end(), packed.begin(), packed.end());

@@ -68,7 +68,8 @@ std::unique_ptr<ir::Graph> DequantizedWeights(const ir::Graph& float_graph,
     if (!name) continue;
     const Tensor& codes = dq->input(0)->initializer();
     const Tensor& scale = dq->input(1)->initializer();
-    const Tensor* zp = dq->num_inputs() > 2 && dq->input(2) ? &dq->input(2)->initializer() : nullptr;
+    const Tensor* zp =
+        dq->num_inputs() > 2 && dq->input(2) ? &dq->input(2)->initializer() : nullptr;
     const int64_t block = dq->GetInt("block_size", 0), axis = dq->GetInt("axis", 1);
     const int64_t rows = codes.size(0), cols = codes.size(1);
     Tensor w = Tensor::Allocate(DataType::kFloat32, {rows, cols}).value();
@@ -80,14 +81,16 @@ std::unique_ptr<ir::Graph> DequantizedWeights(const ir::Graph& float_graph,
         } else {
           s = axis == 0 ? r : c;
         }
-        const bool is_unsigned = codes.dtype() == DataType::kUint4 || codes.dtype() == DataType::kUint8;
+        const bool is_unsigned =
+            codes.dtype() == DataType::kUint4 || codes.dtype() == DataType::kUint8;
         const int q = is_unsigned ? static_cast<const uint8_t*>(codes.raw_data())[r * cols + c]
                                   : static_cast<const int8_t*>(codes.raw_data())[r * cols + c];
         const int z = zp == nullptr ? 0
                       : is_unsigned ? static_cast<const uint8_t*>(zp->raw_data())[s]
                                     : static_cast<const int8_t*>(zp->raw_data())[s];
-        const float sc = scale.dtype() == DataType::kFloat16 ? HalfToFloat(scale.data<uint16_t>()[s])
-                                                             : scale.data<float>()[s];
+        const float sc = scale.dtype() == DataType::kFloat16
+                             ? HalfToFloat(scale.data<uint16_t>()[s])
+                             : scale.data<float>()[s];
         w.data<float>()[r * cols + c] = static_cast<float>(q - z) * sc;
       }
     }
