@@ -428,7 +428,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   if (result.best != start) {
     // The guard's two measurements and the finals of the tuned placement, all at once
     // (with --parallel); when the guard reverts, the finals are measured again for the start.
-    const std::string guard_key = "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
+    const std::string guard_key =
+        "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
     std::vector<Measurer::Request> batch = {
         {guard_key, "guard", "", files(best_path, start_path)},
         {guard_key + "/again", "guard", "", files(best_path, start_path)}};

@@ -2,8 +2,8 @@
 // (redis_protocol.h, docs/workers.md). MeasureMany() uploads each candidate and reference
 // once (by SHA-256), puts one job per request on the queue's stream, at most
 // max_in_flight() at a time (the next one, its files written only then, as soon as a result
-// frees a place), and collects the results from this tuner's own results stream by job id, as they come: with
-// W workers, W jobs are measured at the same time. Results carry the job id: one that
+// frees a place), and collects the results from this tuner's own results stream by job id, as they
+// come: with W workers, W jobs are measured at the same time. Results carry the job id: one that
 // arrives twice or late is ignored, so nothing is counted twice. Measure() is MeasureMany()
 // of one.
 //
@@ -110,7 +110,7 @@ class RedisBenchmark : public Benchmark {
   RedisClient client_;
   std::string tuner_id_;
   std::string required_machine_;
-  std::set<std::string> refused_workers_;        // warned about once
+  std::set<std::string> refused_workers_;  // warned about once
   struct FileIdentity {
     uint64_t device = 0, inode = 0;
     int64_t size = 0, mtime_ns = 0;
@@ -122,7 +122,7 @@ class RedisBenchmark : public Benchmark {
     std::string sha;
   };
   std::map<std::string, Uploaded> uploaded_;  // path -> what was uploaded this connection
-  int uploaded_on_connect_ = -1;                 // client_.connects() when uploaded_ was filled
+  int uploaded_on_connect_ = -1;              // client_.connects() when uploaded_ was filled
   std::string last_result_id_ = "0-0";
   int64_t next_job_ = 0;
   struct WorkerStats {
@@ -133,7 +133,7 @@ class RedisBenchmark : public Benchmark {
   int workers_seen_ = 0;
   int workers_live_ = 0;  // at the last look
   int in_flight_ = 0;
-  int batch_size_ = 0;  // of the last MeasureMany
+  int batch_size_ = 0;     // of the last MeasureMany
   double transfer_s_ = 0;  // reading, hashing and uploading files
 };
 

@@ -107,8 +107,7 @@ Measurer::FileWriter Searcher::Writer(const Placement& candidate, int slot,
   const std::string path =
       (fs::path(options_.work_dir) / "candidates" / std::to_string(slot) / "candidate.onnx")
           .string();
-  return [this, candidate, path,
-          reference]() -> StatusOr<std::pair<std::string, std::string>> {
+  return [this, candidate, path, reference]() -> StatusOr<std::pair<std::string, std::string>> {
     ASSIGN_OR_RETURN(auto graph, exporter_.Export(candidate));
     ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
     std::error_code ec;
@@ -364,8 +363,8 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
       e.candidate_ms = both.candidate_ms;
       e.reference_ms = both.reference_ms;
       // Together it must win, and beat the best single win it would replace.
-      adopted_all = Wins(first) && Wins(both) &&
-                    (adopted == nullptr || both.ratio < adopted->entry.ratio);
+      adopted_all =
+          Wins(first) && Wins(both) && (adopted == nullptr || both.ratio < adopted->entry.ratio);
     }
     e.adopted = adopted_all;
     result.combined.push_back(together);

@@ -120,8 +120,8 @@ struct SearchResult {
   int speculative_discarded = 0;  // always 0 now (kept in the report's counts)
   double noise_median = 0;        // over every measurement
   int generations = 0;
-  int candidates = 0;            // measurement requests of the generations' proposals
-  double tuner_propose_s = 0;    // proposing them: schemes, keys, SQNR (not the files)
+  int candidates = 0;          // measurement requests of the generations' proposals
+  double tuner_propose_s = 0;  // proposing them: schemes, keys, SQNR (not the files)
 };
 
 class Searcher {

@@ -128,8 +128,8 @@ int Bench(const BenchOptions& options) {
   std::string runs_text;
   for (const auto& [count, runs] : session->RunsByThreads()) {
     runs_by_threads[std::to_string(count)] = runs;
-    runs_text += (runs_text.empty() ? "" : ", ") + std::to_string(runs) + " on " +
-                 std::to_string(count);
+    runs_text +=
+        (runs_text.empty() ? "" : ", ") + std::to_string(runs) + " on " + std::to_string(count);
   }
   bool emulated_fp8 = false;
   for (const ir::Value* v : session->graph().initializers()) {

@@ -11,13 +11,13 @@
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
 #include "cli/tensor_args.h"
+#include "cli/thread_policy_flag.h"
 #include "core/json_limits.h"
 #include "core/npy.h"
 #include "core/npz.h"
 #include "core/shape.h"
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
-#include "cli/thread_policy_flag.h"
 #include "tune/tune.h"
 
 namespace qtune::cli {
@@ -72,8 +72,7 @@ int CheckOutputPath(const RunOptions& options, const ir::Graph& graph) {
 
 StatusOr<std::unique_ptr<runtime::Session>> MakeSession(const RunOptions& options,
                                                         const ir::Graph& graph) {
-  ASSIGN_OR_RETURN(runtime::ThreadPolicy thread_policy,
-                   ResolveThreadPolicy(options.thread_policy));
+  ASSIGN_OR_RETURN(runtime::ThreadPolicy thread_policy, ResolveThreadPolicy(options.thread_policy));
   if (options.tuned.given()) {
     tune::LoadTunedOptions load = options.tuned.LoadOptions();
     load.thread_policy = thread_policy;

@@ -44,8 +44,8 @@ Status CheckInput(const Tensor& x, int64_t axis, const char* format) {
   const float* data = x.data<float>();
   for (int64_t i = 0; i < x.num_elements(); ++i) {
     if (!std::isfinite(data[i])) {
-      return InvalidArgumentError(std::string(format) + ": element " + std::to_string(i) +
-                                  " is " + std::to_string(data[i]) + "; weights must be finite");
+      return InvalidArgumentError(std::string(format) + ": element " + std::to_string(i) + " is " +
+                                  std::to_string(data[i]) + "; weights must be finite");
     }
   }
   return Status::Ok();
@@ -73,8 +73,8 @@ StatusOr<BlockQuantized> QuantizeBlocks(const Tensor& x, int64_t axis, int64_t b
       const int64_t n = std::min(block, layout.axis_size - begin);
       for (int64_t i = 0; i < layout.inner; ++i) {
         for (int64_t k = 0; k < n; ++k) gathered[k] = in[layout.Element(o, begin + k, i)];
-        scales[layout.Scale(o, b, i)] = quantize_block(
-            std::span<const float>(gathered.data(), n), std::span<uint8_t>(codes.data(), n));
+        scales[layout.Scale(o, b, i)] = quantize_block(std::span<const float>(gathered.data(), n),
+                                                       std::span<uint8_t>(codes.data(), n));
         for (int64_t k = 0; k < n; ++k) values[layout.Element(o, begin + k, i)] = codes[k];
       }
     }
@@ -84,9 +84,7 @@ StatusOr<BlockQuantized> QuantizeBlocks(const Tensor& x, int64_t axis, int64_t b
 
 }  // namespace
 
-float Nvfp4GlobalScale(float amax) {
-  return amax > 0.0f ? amax / (kE2M1Max * kE4M3Max) : 1.0f;
-}
+float Nvfp4GlobalScale(float amax) { return amax > 0.0f ? amax / (kE2M1Max * kE4M3Max) : 1.0f; }
 
 uint8_t QuantizeNvfp4Block(std::span<const float> values, float global_scale,
                            std::span<uint8_t> codes) {
@@ -122,23 +120,21 @@ uint8_t QuantizeMxfp8Block(std::span<const float> values, std::span<uint8_t> cod
 StatusOr<BlockQuantized> QuantizeNvfp4(const Tensor& x, int64_t axis) {
   RETURN_IF_ERROR(CheckInput(x, axis, "NVFP4"));
   const float global = Nvfp4GlobalScale(AbsMax(x.span<float>()));
-  ASSIGN_OR_RETURN(BlockQuantized q,
-                   QuantizeBlocks(x, axis, kNvfp4BlockSize, DataType::kFloat4E2M1,
-                                  DataType::kFloat8E4M3FN,
-                                  [&](std::span<const float> v, std::span<uint8_t> c) {
-                                    return QuantizeNvfp4Block(v, global, c);
-                                  }));
+  ASSIGN_OR_RETURN(
+      BlockQuantized q,
+      QuantizeBlocks(x, axis, kNvfp4BlockSize, DataType::kFloat4E2M1, DataType::kFloat8E4M3FN,
+                     [&](std::span<const float> v, std::span<uint8_t> c) {
+                       return QuantizeNvfp4Block(v, global, c);
+                     }));
   q.global_scale = global;
   return q;
 }
 
 StatusOr<BlockQuantized> QuantizeMxfp8(const Tensor& x, int64_t axis) {
   RETURN_IF_ERROR(CheckInput(x, axis, "MXFP8"));
-  return QuantizeBlocks(x, axis, kMxfp8BlockSize, DataType::kFloat8E4M3FN,
-                        DataType::kFloat8E8M0,
-                        [](std::span<const float> v, std::span<uint8_t> c) {
-                          return QuantizeMxfp8Block(v, c);
-                        });
+  return QuantizeBlocks(
+      x, axis, kMxfp8BlockSize, DataType::kFloat8E4M3FN, DataType::kFloat8E8M0,
+      [](std::span<const float> v, std::span<uint8_t> c) { return QuantizeMxfp8Block(v, c); });
 }
 
 Tensor DequantizeBlocks(const BlockQuantized& q) {

@@ -240,11 +240,10 @@ StatusOr<Tensor> TensorReader::Read(const onnx::TensorProto& p, const std::strin
     } else {
       for (size_t k = 0; k < file.size(); ++k) file[k] = static_cast<uint8_t>(p.int32_data(k));
     }
-    UnpackNibbles(dtype, file,
-                  {static_cast<uint8_t*>(tensor.raw_data()), static_cast<size_t>(n)});
+    UnpackNibbles(dtype, file, {static_cast<uint8_t*>(tensor.raw_data()), static_cast<size_t>(n)});
   } else if (external) {
-    RETURN_IF_ERROR(ReadExternal(
-        p, what, {static_cast<std::byte*>(tensor.raw_data()), tensor.byte_size()}));
+    RETURN_IF_ERROR(
+        ReadExternal(p, what, {static_cast<std::byte*>(tensor.raw_data()), tensor.byte_size()}));
   } else if (p.has_raw_data()) {
     if (bytes > 0) std::memcpy(tensor.raw_data(), p.raw_data().data(), static_cast<size_t>(bytes));
   } else {

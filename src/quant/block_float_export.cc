@@ -56,8 +56,8 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
   if (!weight->is_initializer()) return InvalidArgumentError(what + " is not an initializer");
   const Tensor& w = weight->initializer();
   if (w.dtype() != DataType::kFloat32 || w.rank() != 2) {
-    return InvalidArgumentError(fmt::format("{} is {}; block-float weights must be 2-D float32",
-                                            what, w.DebugString()));
+    return InvalidArgumentError(
+        fmt::format("{} is {}; block-float weights must be 2-D float32", what, w.DebugString()));
   }
   std::optional<int> axis;
   for (const auto& [node, index] : consumers) {
@@ -70,7 +70,8 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
     }
     axis = a;
   }
-  auto quantized = format == QuantFormat::kNvfp4 ? QuantizeNvfp4(w, *axis) : QuantizeMxfp8(w, *axis);
+  auto quantized =
+      format == QuantFormat::kNvfp4 ? QuantizeNvfp4(w, *axis) : QuantizeMxfp8(w, *axis);
   if (!quantized.ok()) return quantized.status().WithContext(what);
   BlockQuantized& q = *quantized;
 
@@ -93,8 +94,9 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
     ASSIGN_OR_RETURN(ir::Value * scale_codes, AddConstant(graph, base + "_scale_e4m3", q.scales));
     ASSIGN_OR_RETURN(ir::Value * global, AddConstant(graph, base + "_global_scale",
                                                      Tensor::Scalar<float>(q.global_scale)));
-    ASSIGN_OR_RETURN(ir::Value * scales, AddDequantize(graph, base + "_scale", {scale_codes, global},
-                                                       {}, q.scales.sizes()));
+    ASSIGN_OR_RETURN(
+        ir::Value * scales,
+        AddDequantize(graph, base + "_scale", {scale_codes, global}, {}, q.scales.sizes()));
     ASSIGN_OR_RETURN(ir::Value * values, AddConstant(graph, base + "_e2m1", q.values));
     ASSIGN_OR_RETURN(dequantized, AddDequantize(graph, base, {values, scales}, blocked, w.sizes()));
   } else if (layout == BlockFloatLayout::kStandard) {  // MXFP8, float8e8m0 scales
@@ -114,11 +116,12 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
     }
     for (int64_t i = 0; i < scales.num_elements(); ++i) {
       const uint8_t code = q.scales.data<uint8_t>()[i];
-      scales.data<float>()[i] = nvfp4 ? Float8E4M3FNToFloat(code) * q.global_scale
-                                      : Float8E8M0ToFloat(code);
+      scales.data<float>()[i] =
+          nvfp4 ? Float8E4M3FNToFloat(code) * q.global_scale : Float8E8M0ToFloat(code);
     }
     ASSIGN_OR_RETURN(ir::Value * value_init, AddConstant(graph, base + "_e4m3", std::move(values)));
-    ASSIGN_OR_RETURN(ir::Value * scale_init, AddConstant(graph, base + "_scale", std::move(scales)));
+    ASSIGN_OR_RETURN(ir::Value * scale_init,
+                     AddConstant(graph, base + "_scale", std::move(scales)));
     ASSIGN_OR_RETURN(dequantized,
                      AddDequantize(graph, base, {value_init, scale_init}, blocked, w.sizes()));
   }

@@ -45,7 +45,7 @@ BlockFloatLayout BlockFloatLayoutFor(Target target);
 int64_t BlockFloatOpset(QuantFormat format, BlockFloatLayout layout);
 
 struct BlockFloatExport {
-  std::string dq_node;  // the DequantizeLinear producing the weight
+  std::string dq_node;                       // the DequantizeLinear producing the weight
   float min_scale = 0.0f, max_scale = 0.0f;  // decoded block scales (global applied)
   int64_t channels = 0;                      // N
   int64_t k = 0;                             // the reduction length

@@ -10,8 +10,8 @@
 #include "ir/verify.h"
 #include "passes/fold_qdq_casts.h"
 #include "passes/upgrade_opset.h"
-#include "quant/qdq_params.h"
 #include "quant/block_float_export.h"
+#include "quant/qdq_params.h"
 #include "quant/weight_only_export.h"
 
 namespace qtune::quant {
@@ -183,9 +183,9 @@ class Exporter {
     DataType qtype = DataType::kInt8;
     std::optional<int64_t> axis;
     std::optional<int64_t> block_size;  // blockwise weights (opset 21)
-    bool scale_final = false;  // the scale already has its exported type (low-bit weights)
-    Tensor scale;       // float32
-    Tensor zero_point;  // of qtype
+    bool scale_final = false;           // the scale already has its exported type (low-bit weights)
+    Tensor scale;                       // float32
+    Tensor zero_point;                  // of qtype
   };
 
   Status WritePair(const QuantSite& site, PairSpec spec, ir::Value* float_value,
@@ -416,7 +416,7 @@ int64_t RequiredOpset(const QuantPlan& plan, const ExportOptions& options) {
     return s.enabled && s.config.enable && UsesLowBitPath(s);
   });
   if (low_bit) opset = std::max<int64_t>(opset, 21);  // block_size, INT4 / UINT4
-  for (const QuantSite& s : plan.sites) {  // NVFP4 23, MXFP8 24 (--target ort: 21)
+  for (const QuantSite& s : plan.sites) {             // NVFP4 23, MXFP8 24 (--target ort: 21)
     if (s.enabled && s.config.enable && IsBlockFloatFormat(s.config.format)) {
       opset = std::max(opset, BlockFloatOpset(s.config.format, BlockFloatLayoutFor(plan.target)));
     }

@@ -68,7 +68,7 @@ struct ExportedSite {
   bool fp16_scale = false;
   int64_t block_size = 0;       // low-bit weights: elements per scale along K (0: per channel)
   double effective_bits = 0.0;  // low-bit weights: bits per weight, scales included
-  std::string q_node;  // empty when the weight is stored quantized (DQ only)
+  std::string q_node;           // empty when the weight is stored quantized (DQ only)
   std::string dq_node;
   std::string dq_output;
 };

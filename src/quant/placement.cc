@@ -27,8 +27,8 @@ struct Candidate {
   std::string origin;  // recipe rule that last touched it
   bool enabled = true;
   std::string disabled_reason;
-  bool weight_only = false;     // weights of a layer without activation quantizers
-  bool block_forced = false;    // the block size came from a rule naming this quantizer
+  bool weight_only = false;   // weights of a layer without activation quantizers
+  bool block_forced = false;  // the block size came from a rule naming this quantizer
 };
 
 std::string QuantizerName(const ir::Node& node, int input_index, QuantSite::Kind kind) {
@@ -116,13 +116,12 @@ bool Planner::Propose(Candidate candidate, std::optional<int> default_axis,
 void Planner::PlanLayer(const ir::Node& node) {
   LayerContext context{infos_, target_, QuantFormat::kInt8};
   auto input = ResolveQuantizer(recipe_, QuantizerName(node, 0, QuantSite::Kind::kActivation),
-                               node.op_type(), std::nullopt);
+                                node.op_type(), std::nullopt);
   if (input) context.format = input->config.format;
-  context.weight_only =
-      !input && IsConstantValue(node.input(1)) &&
-      ResolveQuantizer(recipe_, QuantizerName(node, 1, QuantSite::Kind::kWeight), node.op_type(),
-                       std::nullopt)
-          .has_value();
+  context.weight_only = !input && IsConstantValue(node.input(1)) &&
+                        ResolveQuantizer(recipe_, QuantizerName(node, 1, QuantSite::Kind::kWeight),
+                                         node.op_type(), std::nullopt)
+                            .has_value();
   LayerDecision decision = DecideLayer(node, context);
   if (!decision.skip_reason.empty()) {
     plan_.skipped.push_back({node.name(), node.op_type(), decision.skip_reason});
@@ -163,8 +162,8 @@ void Planner::PlanLayer(const ir::Node& node) {
         return;
       }
       if (w.config.block_size > 0 || FormatInfoOf(w.config.format).blockwise) {
-        const std::string reason =
-            w.value->is_initializer() ? FitWeightBlocks(node, w.config) : "weight is not a constant";
+        const std::string reason = w.value->is_initializer() ? FitWeightBlocks(node, w.config)
+                                                             : "weight is not a constant";
         if (!reason.empty()) {
           if (w.block_forced && error_.ok()) {
             error_ = InvalidArgumentError("quantizer '" + w.name + "' (recipe rule " + w.origin +
@@ -302,8 +301,8 @@ Status Planner::CheckConfigs() {
     if (c.kind == QuantSite::Kind::kWeight) {
       // Weights are symmetric (the engine's s8 weights) except block formats with zero
       // points (int4 with UINT4 zero points).
-      const bool zero_points = FormatInfoOf(c.config.format).zero_point_allowed &&
-                               c.config.block_size > 0;
+      const bool zero_points =
+          FormatInfoOf(c.config.format).zero_point_allowed && c.config.block_size > 0;
       if (!zero_points) c.config.symmetric = true;
       if (c.config.axis) {
         const int rank = static_cast<int>(c.value->initializer().rank());

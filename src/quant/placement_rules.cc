@@ -175,8 +175,8 @@ std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config) {
   const FormatInfo& info = FormatInfoOf(config.format);
   if (config.block_size <= 0 && !info.blockwise) return "";
   if (config.block_size <= 0) config.block_size = info.default_block_size;
-  const std::string what = std::string(info.name) + " block_size " +
-                           std::to_string(config.block_size);
+  const std::string what =
+      std::string(info.name) + " block_size " + std::to_string(config.block_size);
   const std::vector<int64_t>& w = node.input(1)->initializer().sizes();
   std::optional<int> axis = ReductionAxis(node, static_cast<int>(w.size()));
   if (!axis || w.size() != 2) {

@@ -51,16 +51,14 @@ std::optional<WeightAlgorithm> ParseWeightAlgorithm(const std::string& text) {
   return std::nullopt;
 }
 
-const char* ScaleTypeName(ScaleType type) {
-  return type == ScaleType::kFloat16 ? "fp16" : "fp32";
-}
+const char* ScaleTypeName(ScaleType type) { return type == ScaleType::kFloat16 ? "fp16" : "fp32"; }
 
 double EffectiveBits(const QuantizerConfig& config, int64_t reduction_length) {
   const FormatInfo& info = FormatInfoOf(config.format);
   const int64_t group = config.block_size > 0 ? config.block_size : reduction_length;
   double bits = info.bits;
   if (group <= 0) return bits;
-  const int scale_bits = info.fixed_scale_bits > 0 ? info.fixed_scale_bits
+  const int scale_bits = info.fixed_scale_bits > 0                  ? info.fixed_scale_bits
                          : config.scale_type == ScaleType::kFloat16 ? 16
                                                                     : 32;
   bits += static_cast<double>(scale_bits) / static_cast<double>(group);

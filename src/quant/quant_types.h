@@ -32,16 +32,16 @@ const char* QuantFormatName(QuantFormat format);  // "int8", "fp8_e4m3", "int4",
 // Static properties of a format.
 struct FormatInfo {
   QuantFormat format;
-  const char* name;          // QuantFormatName; the recipe spelling
-  const char* aliases;       // other recipe spellings, space separated ("" = none)
-  int bits;                  // bits of one stored value
-  bool weight_only;          // activations cannot take it (activation quantizer: error)
-  bool blockwise;            // weights always get block scales along the reduction axis
-  int default_block_size;    // block size when a rule gives none (0 = per channel)
-  int fixed_block_size;      // > 0: the only block size the format allows (MX: 32)
-  bool zero_point_allowed;   // weights may be asymmetric (symmetric: false)
-  int fixed_scale_bits;      // > 0: bits of one block scale regardless of scale_type
-                             // (E4M3 / E8M0 scales); 0: from QuantizerConfig::scale_type
+  const char* name;         // QuantFormatName; the recipe spelling
+  const char* aliases;      // other recipe spellings, space separated ("" = none)
+  int bits;                 // bits of one stored value
+  bool weight_only;         // activations cannot take it (activation quantizer: error)
+  bool blockwise;           // weights always get block scales along the reduction axis
+  int default_block_size;   // block size when a rule gives none (0 = per channel)
+  int fixed_block_size;     // > 0: the only block size the format allows (MX: 32)
+  bool zero_point_allowed;  // weights may be asymmetric (symmetric: false)
+  int fixed_scale_bits;     // > 0: bits of one block scale regardless of scale_type
+                            // (E4M3 / E8M0 scales); 0: from QuantizerConfig::scale_type
 };
 const FormatInfo& FormatInfoOf(QuantFormat format);
 const std::vector<FormatInfo>& AllFormats();  // in enum order

@@ -23,7 +23,7 @@ struct SummaryRow {
   std::string format;                   // "int8", "uint8" (asymmetric), "fp8_e4m3", "-" when float
   std::optional<float> input_amax;      // largest amax of its quantized activation inputs
   std::optional<float> weight_amax;     // largest channel amax of its quantized weight
-  std::optional<double> weight_bits;     // bits per weight, scales included (EffectiveBits)
+  std::optional<double> weight_bits;    // bits per weight, scales included (EffectiveBits)
   std::string reason;                   // why it stays float (or a quantizer was disabled)
   std::vector<std::string> guard_hits;  // "dead_quantizer: detail", ...
 };

@@ -45,8 +45,8 @@ StatusOr<PlanExecutor*> Session::PlanFor(const std::map<std::string, std::vector
   const PlanKey key{sizes, reference, threads};
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second.get();
-  CompileOptions compile_options{threads, options_.use_onednn && !reference,
-                                 options_.optimize, options_.bf16, options_.bf16_nodes};
+  CompileOptions compile_options{threads, options_.use_onednn && !reference, options_.optimize,
+                                 options_.bf16, options_.bf16_nodes};
   StatusOr<std::unique_ptr<Plan>> plan = Compile(*graph_, sizes, compile_options);
   if (!plan.ok() && IsComputedAtRunTime(plan.status())) {
     plans_[key] = nullptr;  // runs in stages (Runner)

@@ -126,8 +126,7 @@ class Session {
     int threads = 0;
     auto operator<=>(const PlanKey&) const = default;
   };
-  std::map<PlanKey, std::unique_ptr<PlanExecutor>>
-      plans_;  // null: sizes that depend on values
+  std::map<PlanKey, std::unique_ptr<PlanExecutor>> plans_;  // null: sizes that depend on values
   std::map<const PlanExecutor*, PlanBinding> bindings_;
   // Per-run scratch, kept so a warm run allocates nothing for it.
   std::vector<const Tensor*> given_;

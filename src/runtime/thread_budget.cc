@@ -25,8 +25,8 @@ double AllowedCpusBusySeconds(const cpu_set_t& allowed) {
   char line[512];
   while (std::fgets(line, sizeof(line), file) != nullptr) {
     int cpu = -1;
-    unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0,
-                       softirq = 0, steal = 0;
+    unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                       steal = 0;
     // "cpuN user nice system idle iowait irq softirq steal ..." (the aggregate "cpu " line
     // has no number and is skipped by the %d).
     if (std::sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice,

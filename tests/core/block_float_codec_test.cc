@@ -24,7 +24,7 @@ TEST(Float4E2M1Test, EveryCodeDecodesToItsValue) {
     }
   }
   EXPECT_TRUE(std::signbit(Float4E2M1ToFloat(0x8)));  // -0
-  EXPECT_EQ(Float4E2M1ToFloat(0xF7), 6.0f);            // only the low nibble counts
+  EXPECT_EQ(Float4E2M1ToFloat(0xF7), 6.0f);           // only the low nibble counts
 }
 
 TEST(Float4E2M1Test, TiesRoundToTheEvenMantissa) {

@@ -93,14 +93,14 @@ TEST(Nvfp4Test, BlocksRunAlongTheAxisWithAPartialLastBlock) {
 }
 
 TEST(Mxfp8Test, ScaleIsAmaxOver448RoundedUpToAPowerOfTwo) {
-  EXPECT_EQ(Mxfp8ScaleCode(448.0f), 127);         // 448 / 2^0 = 448 fits
-  EXPECT_EQ(Mxfp8ScaleCode(448.00003f), 128);     // just above: 2^1
-  EXPECT_EQ(Mxfp8ScaleCode(7.0f), 127 - 6);       // 7 * 64 = 448
-  EXPECT_EQ(Mxfp8ScaleCode(1.0f), 127 - 8);       // 256 <= 448 < 512
+  EXPECT_EQ(Mxfp8ScaleCode(448.0f), 127);      // 448 / 2^0 = 448 fits
+  EXPECT_EQ(Mxfp8ScaleCode(448.00003f), 128);  // just above: 2^1
+  EXPECT_EQ(Mxfp8ScaleCode(7.0f), 127 - 6);    // 7 * 64 = 448
+  EXPECT_EQ(Mxfp8ScaleCode(1.0f), 127 - 8);    // 256 <= 448 < 512
   EXPECT_EQ(Mxfp8ScaleCode(2.0f), 127 - 7);
-  EXPECT_EQ(Mxfp8ScaleCode(0.0f), 127);           // all-zero block
-  EXPECT_EQ(Mxfp8ScaleCode(1e-38f), 0);           // 2^-127 clamps
-  EXPECT_EQ(Mxfp8ScaleCode(3e38f), 127 + 120);    // 3e38 / 2^120 = 225.7
+  EXPECT_EQ(Mxfp8ScaleCode(0.0f), 127);         // all-zero block
+  EXPECT_EQ(Mxfp8ScaleCode(1e-38f), 0);         // 2^-127 clamps
+  EXPECT_EQ(Mxfp8ScaleCode(3e38f), 127 + 120);  // 3e38 / 2^120 = 225.7
 }
 
 // One block of 32 with amax 7: scale 2^-6 (code 121); values x * 64 in E4M3:

@@ -18,7 +18,7 @@
 namespace qtune {
 
 void WriteOpFamilyCorpus(const std::string& dir);  // make_corpus_ops.cc
-void WriteLowBitCorpus(const std::string& dir);     // make_corpus_lowbit.cc
+void WriteLowBitCorpus(const std::string& dir);    // make_corpus_lowbit.cc
 
 namespace {
 

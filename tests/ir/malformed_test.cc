@@ -157,7 +157,8 @@ TEST(MalformedTest, UndefinedInitializerDataType) {
 
 TEST(MalformedTest, UnknownInputElementType) {
   onnx::ModelProto m = MakeReluModel();
-  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kMaxKnownDataType + 1);
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      kMaxKnownDataType + 1);
   ExpectError(m, StatusCode::kInvalidArgument, "graph input 'x'");
 }
 

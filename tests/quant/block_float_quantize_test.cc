@@ -128,8 +128,8 @@ TEST(BlockFloatQuantizeTest, FmnistHeldOutTop1StaysNearFp32) {
     auto result = QuantizeWith(*model, recipe);
     ASSERT_TRUE(result.ok()) << recipe << ": " << result.status().ToString();
     for (const SkippedLayer& s : result->plan.skipped) {
-      std::printf("[ %s ] skipped %s (%s): %s\n", recipe.c_str(), s.node.c_str(),
-                  s.op_type.c_str(), s.reason.c_str());
+      std::printf("[ %s ] skipped %s (%s): %s\n", recipe.c_str(), s.node.c_str(), s.op_type.c_str(),
+                  s.reason.c_str());
     }
     ASSERT_GE(result->export_report.sites.size(), 1u) << recipe;
     const double q = top1(*result->quantized);

@@ -1,10 +1,10 @@
 // Recipe loading: presets, composition (imports, $import dict merge and list splice),
 // later-wins resolution, CLI overrides, and every error kind with file and line.
-#include <algorithm>
 #include "quant/recipe.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>

@@ -29,8 +29,8 @@ namespace qtune::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::NamedTensors;
 using ir::Attribute;
+using testing::NamedTensors;
 
 constexpr int64_t kK = 64, kN = 24, kM = 3;
 
@@ -74,9 +74,9 @@ std::unique_ptr<ir::Graph> BuildModel(Layout layout, const BlockQuantized& q) {
                                           Attribute::Int("block_size", q.block_size)};
   ir::Value* w = nullptr;
   if (layout == Layout::kNvfp4) {
-    ir::Value* scales = b.Op("DequantizeLinear", {b.Initializer("w_scale_e4m3", q.scales),
-                                                  b.Initializer("w_global", Tensor::Scalar<float>(
-                                                                                q.global_scale))});
+    ir::Value* scales = b.Op("DequantizeLinear",
+                             {b.Initializer("w_scale_e4m3", q.scales),
+                              b.Initializer("w_global", Tensor::Scalar<float>(q.global_scale))});
     w = b.Op("DequantizeLinear", {b.Initializer("w_e2m1", q.values), scales}, blocked);
   } else if (layout == Layout::kMxfp8E8M0) {
     std::vector<Attribute> attrs = blocked;
@@ -88,8 +88,8 @@ std::unique_ptr<ir::Graph> BuildModel(Layout layout, const BlockQuantized& q) {
     Tensor values = *Tensor::Allocate(DataType::kFloat8E4M3FN, q.values.sizes());
     for (int64_t i = 0; i < scales.num_elements(); ++i) {
       const uint8_t code = q.scales.data<uint8_t>()[i];
-      scales.data<float>()[i] = nvfp4 ? Float8E4M3FNToFloat(code) * q.global_scale
-                                      : Float8E8M0ToFloat(code);
+      scales.data<float>()[i] =
+          nvfp4 ? Float8E4M3FNToFloat(code) * q.global_scale : Float8E8M0ToFloat(code);
     }
     for (int64_t i = 0; i < values.num_elements(); ++i) {
       const uint8_t code = q.values.data<uint8_t>()[i];
@@ -216,8 +216,10 @@ TEST(BlockFloatFoldTest, BlockFloatDequantizeLinearsFoldAtCompileTime) {
   auto nvfp4 = QuantizeNvfp4(Weights(), 0);
   auto mxfp8 = QuantizeMxfp8(Weights(), 0);
   ASSERT_TRUE(nvfp4.ok() && mxfp8.ok());
-  for (auto [layout, q] : {std::pair{Layout::kNvfp4, &*nvfp4}, {Layout::kNvfp4Float, &*nvfp4},
-                           {Layout::kMxfp8E8M0, &*mxfp8}, {Layout::kMxfp8Float, &*mxfp8}}) {
+  for (auto [layout, q] : {std::pair{Layout::kNvfp4, &*nvfp4},
+                           {Layout::kNvfp4Float, &*nvfp4},
+                           {Layout::kMxfp8E8M0, &*mxfp8},
+                           {Layout::kMxfp8Float, &*mxfp8}}) {
     auto graph = BuildModel(layout, *q);
     ASSERT_GE(CountDequantize(*graph), 1);
     auto session = Session::Create(*graph, SessionOptions{});
@@ -229,11 +231,11 @@ TEST(BlockFloatFoldTest, BlockFloatDequantizeLinearsFoldAtCompileTime) {
   ir::Value* x = b.Input("x", DataType::kFloat32, {kM, kK});
   Tensor codes = *Tensor::Allocate(DataType::kFloat8E4M3FN, {kK, kN});
   for (int64_t i = 0; i < codes.num_elements(); ++i) codes.data<uint8_t>()[i] = 0x38;
-  ir::Value* w = b.Op("DequantizeLinear",
-                      {b.Initializer("w_fp8", codes),
-                       b.Initializer("w_scale", Tensor::FromVector<float>(
-                                                    {kN}, std::vector<float>(kN, 0.5f)))},
-                      {Attribute::Int("axis", 1)});
+  ir::Value* w = b.Op(
+      "DequantizeLinear",
+      {b.Initializer("w_fp8", codes),
+       b.Initializer("w_scale", Tensor::FromVector<float>({kN}, std::vector<float>(kN, 0.5f)))},
+      {Attribute::Int("axis", 1)});
   b.Output(b.Op("MatMul", {x, w}));
   auto per_channel = b.Build();
   auto session = Session::Create(*per_channel, SessionOptions{});

@@ -61,16 +61,16 @@ TEST(LowBitDequantizeTest, E8M0ScalesNeedOpset24AndAnOutputDtype) {
   EXPECT_NE(early.find("float8e8m0 from opset 24"), std::string::npos) << early;
   const std::string no_dtype = ErrorOf(DQ({x, scale}, 24, {Block(2), Attribute::Int("axis", 0)}));
   EXPECT_NE(no_dtype.find("set output_dtype"), std::string::npos) << no_dtype;
-  const std::string bad_dtype = ErrorOf(DQ(
-      {x, scale}, 24, {Block(2), Attribute::Int("axis", 0), Attribute::Int("output_dtype", 3)}));
+  const std::string bad_dtype = ErrorOf(
+      DQ({x, scale}, 24, {Block(2), Attribute::Int("axis", 0), Attribute::Int("output_dtype", 3)}));
   EXPECT_NE(bad_dtype.find("output_dtype 3"), std::string::npos) << bad_dtype;
 }
 
 TEST(LowBitDequantizeTest, E8M0NanScaleIsAnErrorNamingTheScale) {
   Tensor x = Codes(DataType::kFloat8E4M3FN, {4}, {0x38, 0x38, 0x38, 0x38});
   Tensor scale = Codes(DataType::kFloat8E8M0, {2}, {127, 0xFF});
-  OpCall call = DQ({x, scale}, 24,
-                   {Attribute::Int("axis", 0), Block(2), Attribute::Int("output_dtype", 1)});
+  OpCall call =
+      DQ({x, scale}, 24, {Attribute::Int("axis", 0), Block(2), Attribute::Int("output_dtype", 1)});
   auto result = RunOp(call);
   ASSERT_EQ(result.status().code(), StatusCode::kInvalidArgument);
   const std::string error = result.status().ToString();
@@ -91,7 +91,8 @@ TEST(LowBitDequantizeTest, WrongScaleCountNamesTheScale) {
 
 TEST(LowBitDequantizeTest, InfiniteFloatScaleIsAnError) {
   Tensor x = Codes(DataType::kFloat4E2M1, {4}, {1, 1, 1, 1});
-  auto result = RunOp(DQ({x, F32({2}, {1.0f, INFINITY})}, 23, {Attribute::Int("axis", 0), Block(2)}));
+  auto result =
+      RunOp(DQ({x, F32({2}, {1.0f, INFINITY})}, 23, {Attribute::Int("axis", 0), Block(2)}));
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -113,9 +114,9 @@ TEST(LowBitDequantizeTest, Mxfp8MatchesTheCodecBitForBit) {
   for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.3f * i) * (1 + i % 11) * 0.01f;
   auto q = QuantizeMxfp8(F32({2, 70}, w), 1);  // blocks 32, 32, 6 along axis 1
   ASSERT_TRUE(q.ok()) << q.status().ToString();
-  Tensor y = RunQuant1(
-      DQ({q->values, q->scales}, 24, {Attribute::Int("axis", 1), Block(32),
-                                      Attribute::Int("output_dtype", 1)}));
+  Tensor y =
+      RunQuant1(DQ({q->values, q->scales}, 24,
+                   {Attribute::Int("axis", 1), Block(32), Attribute::Int("output_dtype", 1)}));
   EXPECT_EQ(Values<float>(y), Values<float>(DequantizeBlocks(*q)));
 }
 

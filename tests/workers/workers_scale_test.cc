@@ -64,12 +64,11 @@ class WorkersScaleTest : public qtune::testing::RedisTest {
     std::ofstream(path) << script;
     for (int i = 1; i <= n; ++i) {
       const std::string name = queue + std::to_string(i);
-      auto w = WorkerProcess::Start("--redis '" + redis_->Url() + "' --queue " + queue +
-                                        " --name " + name + " --heartbeat 0.2 --lease 1" +
-                                        " --benchmark-command 'sh " + path.string() +
-                                        " {model}' --cache-dir " + (dir_ / name).string() + " " +
-                                        extra,
-                                    (dir_ / (name + ".log")).string());
+      auto w = WorkerProcess::Start(
+          "--redis '" + redis_->Url() + "' --queue " + queue + " --name " + name +
+              " --heartbeat 0.2 --lease 1" + " --benchmark-command 'sh " + path.string() +
+              " {model}' --cache-dir " + (dir_ / name).string() + " " + extra,
+          (dir_ / (name + ".log")).string());
       ASSERT_TRUE(w.ok()) << w.status().ToString();
       workers_.push_back(std::move(*w));
     }

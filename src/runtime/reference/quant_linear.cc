@@ -176,12 +176,12 @@ StatusOr<std::vector<Tensor>> DequantizeLinear(const KernelArgs& args) {
                    ReadLinearQuantOperands(args, &quant::DequantizeOutputType));
   for (size_t p = 0; p < in.scales.size(); ++p) {
     if (!std::isfinite(in.scales[p])) {
-      return NodeError(node, "x_scale " + ScaleName(args) + " holds " +
-                                 std::to_string(in.scales[p]) + " at index " + std::to_string(p) +
-                                 (args.inputs[1].dtype() == DataType::kFloat8E8M0
-                                      ? " (float8e8m0 0xFF is NaN)"
-                                      : "") +
-                                 "; scales must be finite");
+      return NodeError(
+          node,
+          "x_scale " + ScaleName(args) + " holds " + std::to_string(in.scales[p]) + " at index " +
+              std::to_string(p) +
+              (args.inputs[1].dtype() == DataType::kFloat8E8M0 ? " (float8e8m0 0xFF is NaN)" : "") +
+              "; scales must be finite");
     }
   }
   const Tensor& x = *in.x;
