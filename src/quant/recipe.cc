@@ -294,8 +294,8 @@ StatusOr<AutoSettings> ParseAuto(recipe_yaml::Loader& loader, const Located& at)
       ASSIGN_OR_RETURN(settings.cost_excluded_layers, GetStringList(value));
     } else if (key == "effective_bits") {
       ASSIGN_OR_RETURN(settings.effective_bits, GetNumber(value));
-      if (*settings.effective_bits < 8 || *settings.effective_bits > 32) {
-        return ErrorAt(value, "effective_bits must be in [8, 32]");
+      if (*settings.effective_bits < 4 || *settings.effective_bits > 32) {
+        return ErrorAt(value, "effective_bits must be in [4, 32] (4.5: all nvfp4 or int4; 8: all int8; 32: all fp32)");
       }
     } else if (key == "min_sqnr_db") {
       ASSIGN_OR_RETURN(settings.min_sqnr_db, GetNumber(value));

@@ -64,7 +64,7 @@ TEST(AutoRecipe, BadKeysAndValuesAreErrorsWithTheirLine) {
   EXPECT_NE(ParseError("auto:\n  candidate_formats: [int4]\n").find("'int4' is not a format"),
             std::string::npos);
   EXPECT_NE(ParseError("auto:\n  score_size: 0\n").find("at least 1"), std::string::npos);
-  EXPECT_NE(ParseError("auto:\n  effective_bits: 4\n").find("[8, 32]"), std::string::npos);
+  EXPECT_NE(ParseError("auto:\n  effective_bits: 3.5\n").find("[4, 32]"), std::string::npos);
   EXPECT_NE(ParseError("auto:\n  effective_bits: 9\n  min_sqnr_db: 30\n").find("one objective"),
             std::string::npos);
   EXPECT_NE(ParseError("auto: 12\n").find("must be a mapping"), std::string::npos);
