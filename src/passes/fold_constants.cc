@@ -65,12 +65,37 @@ bool IsBlockFloatDequantize(const ir::Node& node) {
          });
 }
 
+// A blocked integer DequantizeLinear (int4 / uint4 / int8 / uint8 codes, block_size > 0)
+// of a constant weight read only by Convs as their weight: no kernel fuses it (the low-bit
+// GEMV takes MatMul only), so it is dequantized once at compile time and the Conv runs at
+// fp32 speed on its usual kernels.
+bool IsBlockedConvWeightDequantize(const ir::Node& node) {
+  if (node.op_type() != "DequantizeLinear" || node.num_inputs() < 2 ||
+      node.GetInt("block_size", 0) <= 0) {
+    return false;
+  }
+  const DataType x = ConstantType(node.input(0));
+  if (x != DataType::kInt4 && x != DataType::kUint4 && x != DataType::kInt8 &&
+      x != DataType::kUint8) {
+    return false;
+  }
+  const ir::Value* out = node.output(0);
+  return out != nullptr && !out->uses().empty() && !out->is_graph_output() &&
+         std::all_of(out->uses().begin(), out->uses().end(), [](const ir::Use& use) {
+           return (use.node->op_type() == "Conv" || use.node->op_type() == "ConvTranspose") &&
+                  use.input_index == 1;
+         });
+}
+
 bool IsFoldable(const ir::Node& node, int64_t max_bytes) {
   if (!IsDefaultDomain(node) || node.op_type() == "Constant") return false;
   // A DequantizeLinear of a constant keeps the quantized weights visible to the engine's
   // QDQ fusion (which then runs int8 kernels on them) and keeps QDQ models small; the
   // block-float ones have no such kernel.
-  if (node.op_type() == "DequantizeLinear" && !IsBlockFloatDequantize(node)) return false;
+  if (node.op_type() == "DequantizeLinear" && !IsBlockFloatDequantize(node) &&
+      !IsBlockedConvWeightDequantize(node)) {
+    return false;
+  }
   if (IsNondeterministic(node.op_type()) || HasSubgraph(node)) return false;
   if (std::none_of(node.outputs().begin(), node.outputs().end(), IsLive)) return false;
   for (const ir::Value* in : node.inputs()) {

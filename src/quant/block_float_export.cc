@@ -55,17 +55,22 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
   if (consumers.empty()) return InvalidArgumentError(what + " has no reader to quantize for");
   if (!weight->is_initializer()) return InvalidArgumentError(what + " is not an initializer");
   const Tensor& w = weight->initializer();
-  if (w.dtype() != DataType::kFloat32 || w.rank() != 2) {
+  // Conv readers (group = 1): W [O, I, k...] blocked along I (axis 1).
+  const bool conv = consumers.front().first->op_type() == "Conv";
+  if (w.dtype() != DataType::kFloat32 || (conv ? w.rank() < 3 : w.rank() != 2)) {
     return InvalidArgumentError(
-        fmt::format("{} is {}; block-float weights must be 2-D float32", what, w.DebugString()));
+        fmt::format("{} is {}; block-float weights must be 2-D float32 (a Conv's: rank >= 3)", what,
+                    w.DebugString()));
   }
   std::optional<int> axis;
   for (const auto& [node, index] : consumers) {
-    const std::optional<int> a = ReductionAxis(*node, 2);
-    if (index != 1 || !a.has_value() || (axis.has_value() && *a != *axis)) {
+    const std::optional<int> a = ReductionAxis(*node, static_cast<int>(w.rank()));
+    const bool same_kind = (node->op_type() == "Conv") == conv;
+    if (index != 1 || !a.has_value() || !same_kind || (axis.has_value() && *a != *axis) ||
+        (conv && node->GetInt("group", 1) != 1)) {
       return InvalidArgumentError(fmt::format(
-          "{} is read by {} as input {}; every reader must be a MatMul or Gemm reading it as "
-          "input 1 along one reduction axis",
+          "{} is read by {} as input {}; every reader must be a MatMul or Gemm (or every one a "
+          "group = 1 Conv) reading it as input 1 along one reduction axis",
           what, node->DebugName(), index));
     }
     axis = a;
@@ -80,7 +85,7 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
                                               ir::Attribute::Int("block_size", q.block_size)};
   BlockFloatExport out;
   out.k = w.size(static_cast<size_t>(*axis));
-  out.channels = w.size(static_cast<size_t>(1 - *axis));
+  out.channels = conv ? w.num_elements() / out.k : w.size(static_cast<size_t>(1 - *axis));
   out.min_scale = std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < q.scales.num_elements(); ++i) {
     const uint8_t code = q.scales.data<uint8_t>()[i];

@@ -47,13 +47,14 @@ int64_t BlockFloatOpset(QuantFormat format, BlockFloatLayout layout);
 struct BlockFloatExport {
   std::string dq_node;                       // the DequantizeLinear producing the weight
   float min_scale = 0.0f, max_scale = 0.0f;  // decoded block scales (global applied)
-  int64_t channels = 0;                      // N
+  int64_t channels = 0;                      // N (a Conv: O * kernel positions)
   int64_t k = 0;                             // the reduction length
 };
 
 // Quantizes weight initializer `weight` (float32, 2-D) and rewires `consumers` (node,
-// input index 1; each a MatMul or Gemm with the same reduction axis). Errors name the
-// weight: another op or input index, not a 2-D float32 initializer, a non-finite element.
+// input index 1; each a MatMul or Gemm with the same reduction axis, or each a group = 1
+// Conv: W [O, I, k...] blocked along I, axis 1). Errors name the weight: another op or
+// input index, not a 2-D (Conv: rank >= 3) float32 initializer, a non-finite element.
 StatusOr<BlockFloatExport> ExportBlockFloatWeight(
     ir::Graph& graph, QuantFormat format, ir::Value* weight,
     const std::vector<std::pair<ir::Node*, int>>& consumers, BlockFloatLayout layout);

@@ -11,6 +11,7 @@
 #include "passes/fold_qdq_casts.h"
 #include "passes/upgrade_opset.h"
 #include "quant/block_float_export.h"
+#include "quant/conv_weight_blocks.h"
 #include "quant/qdq_params.h"
 #include "quant/weight_only_export.h"
 
@@ -355,14 +356,16 @@ class Exporter {
     out.min_scale = *std::min_element(m.scales.begin(), m.scales.end());
     out.max_scale = *std::max_element(m.scales.begin(), m.scales.end());
     out.fp16_scale = lw.fp16_scales;
-    out.block_size = m.group < m.k ? m.group : 0;
+    out.block_size = m.group < m.k || lw.conv ? m.group : 0;
     out.effective_bits = EffectiveBits(site.config, m.k);
+    const int conv_rank = lw.conv ? static_cast<int>(value->initializer().rank()) : 0;
     for (const auto& [node, index] : consumers) {
       if (!site.input_scale.empty()) {
-        RETURN_IF_ERROR(InsertInputScale(graph_, node, site.input_scale, site.value));
+        RETURN_IF_ERROR(InsertInputScale(graph_, node, site.input_scale, site.value, conv_rank));
       }
     }
-    const bool nbits = plan_.target == Target::kOrt && m.bits == 4 && m.group < m.k;
+    // No MatMulNBits for Conv: a Conv's int4 weight is DQ(block_size) -> Conv everywhere.
+    const bool nbits = plan_.target == Target::kOrt && m.bits == 4 && m.group < m.k && !lw.conv;
     if (nbits) {
       for (const auto& [node, index] : consumers) {
         RETURN_IF_ERROR(ReplaceWithMatMulNBits(graph_, node, lw, site.value));
@@ -371,7 +374,10 @@ class Exporter {
       report_.sites.push_back(std::move(out));
       return Status::Ok();
     }
-    ASSIGN_OR_RETURN(DequantizeInputs dq, ToDequantizeInputs(m, lw.transposed, lw.fp16_scales));
+    ASSIGN_OR_RETURN(
+        DequantizeInputs dq,
+        lw.conv ? ConvDequantizeInputs(m, ConvShapeOf(value->initializer().sizes()), lw.fp16_scales)
+                : ToDequantizeInputs(m, lw.transposed, lw.fp16_scales));
     PairSpec spec;
     spec.has_q = false;
     spec.qtype = dq.data.dtype();
@@ -382,7 +388,7 @@ class Exporter {
     } else {
       spec.zero_point = std::move(dq.zero_point);
     }
-    if (m.group < m.k) {
+    if (m.group < m.k || lw.conv) {
       spec.axis = lw.reduction_axis;
       spec.block_size = m.group;
     } else {

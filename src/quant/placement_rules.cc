@@ -168,6 +168,7 @@ std::optional<std::vector<int64_t>> KnownSizes(const ir::Value* value,
 std::optional<int> ReductionAxis(const ir::Node& node, int weight_rank) {
   if (node.op_type() == "Gemm") return node.GetInt("transB", 0) != 0 ? 1 : 0;
   if (node.op_type() == "MatMul") return std::max(0, weight_rank - 2);
+  if (node.op_type() == "Conv" && weight_rank >= 3) return 1;  // [O, I / group, k...]
   return std::nullopt;
 }
 
@@ -178,17 +179,29 @@ std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config) {
   const std::string what =
       std::string(info.name) + " block_size " + std::to_string(config.block_size);
   const std::vector<int64_t>& w = node.input(1)->initializer().sizes();
+  const bool conv = node.op_type() == "Conv";
   std::optional<int> axis = ReductionAxis(node, static_cast<int>(w.size()));
-  if (!axis || w.size() != 2) {
-    return what + ": block formats apply to 2-D MatMul/Gemm weights only";
+  if (!axis || (!conv && w.size() != 2)) {
+    return what + ": block formats apply to 2-D MatMul/Gemm and Conv weights only";
+  }
+  std::string k_name = "K";
+  if (conv) {
+    // Blocks run along a Conv weight's input channels (axis 1 of [O, I / group, k...]).
+    // A grouped conv's blocks would have to stay inside one group: not done.
+    const int64_t groups = node.GetInt("group", 1);
+    if (groups != 1) {
+      return what + ": grouped conv (group = " + std::to_string(groups) +
+             "); block formats take group = 1 convs only";
+    }
+    k_name = "input channels";
   }
   const int64_t k = w[*axis];
   config.axis = *axis;
   if (k < config.block_size) {
-    return "K = " + std::to_string(k) + " < " + what + " (one block)";
+    return k_name + " = " + std::to_string(k) + " < " + what + " (one block)";
   }
   if (k % config.block_size != 0) {
-    return "K = " + std::to_string(k) + " is not a multiple of " + what;
+    return k_name + " = " + std::to_string(k) + " is not a multiple of " + what;
   }
   return "";
 }

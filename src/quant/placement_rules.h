@@ -39,14 +39,16 @@ struct LayerContext {
 };
 
 // The reduction axis of a Gemm/MatMul constant weight B (where blocks run): MatMul
-// rank - 2 (0 for rank 1), Gemm 1 with transB, else 0. nullopt for other ops.
+// rank - 2 (0 for rank 1), Gemm 1 with transB, else 0; a Conv weight [O, I / group, k...]
+// (rank >= 3): 1, its input channels. nullopt for other ops.
 std::optional<int> ReductionAxis(const ir::Node& node, int weight_rank);
 
 // A weight config that needs blocks (block_size > 0, or a blockwise format): sets
 // config.axis to the reduction axis and config.block_size (the format's default when 0).
 // Returns why the block does not fit the weight ("" when it fits or no blocks are
-// asked): not a Gemm/MatMul constant weight, the reduction axis shorter than a block, or
-// not a multiple of it. REQUIRES: node.input(1) is an initializer.
+// asked): not a 2-D Gemm/MatMul or a group = 1 Conv constant weight (grouped and
+// depthwise convs are refused), the reduction axis (a Conv's input channels) shorter than
+// a block, or not a multiple of it. REQUIRES: node.input(1) is an initializer.
 std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config);
 
 // REQUIRES: node.op_type() is Conv, ConvTranspose, Gemm or MatMul.

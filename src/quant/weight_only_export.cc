@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/float_convert.h"
+#include "quant/conv_weight_blocks.h"
 #include "quant/placement_rules.h"
 
 namespace qtune::quant {
@@ -16,13 +17,69 @@ bool UsesLowBitPath(const QuantSite& site) {
           c.algorithm != WeightAlgorithm::kRtn || !site.input_scale.empty());
 }
 
+namespace {
+
+MatrixQuantSpec SpecOf(const QuantSite& site, int64_t group) {
+  const QuantizerConfig& c = site.config;
+  MatrixQuantSpec spec;
+  spec.bits = c.bits;
+  spec.symmetric = c.symmetric;
+  spec.group = group;
+  spec.fp16_scales = c.scale_type == ScaleType::kFloat16;
+  spec.clip_search = c.algorithm == WeightAlgorithm::kClip;
+  spec.channel_weight = site.input_mean_square;
+  return spec;
+}
+
+// A Conv weight [O, I, k...] blocked along I (conv_weight_blocks.h).
+StatusOr<LowBitWeight> QuantizeConvLowBitWeight(const ir::Node& layer, const QuantSite& site,
+                                                const Tensor& weight, const std::string& what) {
+  const QuantizerConfig& c = site.config;
+  if (weight.dtype() != DataType::kFloat32 || weight.rank() < 3) {
+    return InvalidArgumentError(
+        fmt::format("{} is {} of rank {}; low-bit conv weights must be "
+                    "float32 of rank >= 3",
+                    what, DataTypeName(weight.dtype()), weight.rank()));
+  }
+  if (layer.GetInt("group", 1) != 1) {
+    return InvalidArgumentError(what + ": block formats take group = 1 convs only");
+  }
+  if (c.bits != 4 && c.bits != 8) {
+    return InvalidArgumentError(fmt::format("{}: {} bits are not supported", what, c.bits));
+  }
+  const ConvWeightShape shape = ConvShapeOf(weight.sizes());
+  const int64_t k = shape.in;
+  if (c.block_size <= 0 || k % c.block_size != 0) {
+    return InvalidArgumentError(
+        fmt::format("{}: input channels = {} need a block_size that divides them (got {})", what, k,
+                    c.block_size));
+  }
+  for (const auto* v : {&site.input_scale, &site.input_mean_square}) {
+    if (!v->empty() && static_cast<int64_t>(v->size()) != k) {
+      return InvalidArgumentError(
+          fmt::format("{}: {} input channel values for {} input channels", what, v->size(), k));
+    }
+  }
+  LowBitWeight out;
+  out.reduction_axis = 1;
+  out.fp16_scales = c.scale_type == ScaleType::kFloat16;
+  out.conv = true;
+  const std::vector<float> m = ConvWeightToMatrix(weight.data<float>(), shape, site.input_scale);
+  const int64_t n = shape.out * shape.spatial;
+  out.matrix = QuantizeMatrix(m.data(), k, n, n, 1, SpecOf(site, c.block_size));
+  return out;
+}
+
+}  // namespace
+
 StatusOr<LowBitWeight> QuantizeLowBitWeight(const ir::Node& layer, const QuantSite& site,
                                             const Tensor& weight) {
   const QuantizerConfig& c = site.config;
   const std::string what = fmt::format("weight '{}' of {}", site.value, layer.DebugName());
+  if (layer.op_type() == "Conv") return QuantizeConvLowBitWeight(layer, site, weight, what);
   if (layer.op_type() != "MatMul" && layer.op_type() != "Gemm") {
     return InvalidArgumentError(what + ": " + QuantFormatName(c.format) +
-                                " weight-only quantization applies to MatMul and Gemm only");
+                                " weight-only quantization applies to MatMul, Gemm and Conv only");
   }
   if (weight.dtype() != DataType::kFloat32 || weight.rank() != 2) {
     return InvalidArgumentError(
@@ -74,10 +131,14 @@ StatusOr<LowBitWeight> QuantizeLowBitWeight(const ir::Node& layer, const QuantSi
 }
 
 Status InsertInputScale(ir::Graph& graph, ir::Node* layer, const std::vector<float>& scale,
-                        const std::string& base) {
+                        const std::string& base, int conv_rank) {
   ir::Value* x = layer->input(0);
-  ASSIGN_OR_RETURN(Tensor inv,
-                   Tensor::Allocate(DataType::kFloat32, {static_cast<int64_t>(scale.size())}));
+  std::vector<int64_t> sizes = {static_cast<int64_t>(scale.size())};
+  if (conv_rank >= 3) {  // [1, C, 1...]: x is [N, C, spatial...]
+    sizes.assign(static_cast<size_t>(conv_rank), 1);
+    sizes[1] = static_cast<int64_t>(scale.size());
+  }
+  ASSIGN_OR_RETURN(Tensor inv, Tensor::Allocate(DataType::kFloat32, sizes));
   for (size_t i = 0; i < scale.size(); ++i) inv.data<float>()[i] = 1.0f / scale[i];
   ASSIGN_OR_RETURN(
       ir::Value * inv_value,

@@ -13,6 +13,9 @@
 //     transA = 0) becomes MatMulNBits + Add(C).
 //   AWQ (site.input_scale = s): the weight is quantized as diag(s) W and the activation
 //     the layer reads is multiplied by 1 / s (a Mul with a [K] constant before the layer).
+//   Conv (group = 1): blocks along the input channels (conv_weight_blocks.h): codes in the
+//     weight's layout, DequantizeLinear(axis = 1, block_size) -> Conv, for every target
+//     (no MatMulNBits for Conv); AWQ's 1 / s is a [1, C, 1, 1] Mul on the conv's input.
 #pragma once
 
 #include <optional>
@@ -28,8 +31,8 @@ namespace qtune::quant {
 // True when `site` (a weight) needs this path rather than the per-channel int8/fp8 one.
 bool UsesLowBitPath(const QuantSite& site);
 
-// The weight of `site` as read by `layer` (a MatMul or Gemm reading it as input 1),
-// quantized: the K x N matrix, whether the initializer is [N, K] (Gemm transB) and the
+// The weight of `site` as read by `layer` (a MatMul, Gemm or group = 1 Conv reading it as
+// input 1), quantized: the K x N matrix, whether the initializer is [N, K] (Gemm transB) and the
 // reduction axis. Errors name the weight: not 2-D, K not a multiple of the block, an
 // input_scale / input_mean_square of the wrong length.
 struct LowBitWeight {
@@ -37,13 +40,17 @@ struct LowBitWeight {
   bool transposed = false;
   int reduction_axis = 0;
   bool fp16_scales = false;
+  bool conv = false;  // a Conv weight [O, I, k...]: matrix K = I, N = O * S
+                      // (conv_weight_blocks.h), reduction_axis 1
 };
 StatusOr<LowBitWeight> QuantizeLowBitWeight(const ir::Node& layer, const QuantSite& site,
                                             const Tensor& weight);
 
-// Inserts Mul(x, 1 / s) on input 0 of `layer` (AWQ). `base` names the new tensors.
+// Inserts Mul(x, 1 / s) on input 0 of `layer` (AWQ); 1 / s is [K], or [1, C, 1...] for a
+// Conv of `conv_rank`-D weight (s per input channel, broadcast over N and the spatial
+// axes). `base` names the new tensors.
 Status InsertInputScale(ir::Graph& graph, ir::Node* layer, const std::vector<float>& scale,
-                        const std::string& base);
+                        const std::string& base, int conv_rank = 0);
 
 // Replaces `layer` (MatMul, or Gemm with alpha = beta = 1 and transA = 0) by MatMulNBits
 // reading `weight` (bits 4). Keeps the layer's output value. Adds the com.microsoft opset.
