@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/logging.h"
+#include "quant/conv_awq.h"
 #include "quant/placement_rules.h"
 #include "runtime/session.h"
 
@@ -94,6 +95,8 @@ struct LayerStats {
   const ir::Node* layer = nullptr;
   std::string input;  // the layer's input 0
   int64_t k = 0;
+  bool conv = false;       // a group = 1 Conv (conv_awq.h): x [N, K, spatial...]
+  int64_t kh = 0, kw = 0;  // its kernel (2-D convs: patches for the AWQ loss)
   std::vector<double> sum_abs, sum_sq;
   int64_t count = 0;
   std::vector<float> rows;  // kept rows, K each
@@ -109,19 +112,28 @@ Status SearchWeightScales(const ir::Graph& graph, QuantPlan& plan, CalibrationSo
     if (site.config.algorithm == WeightAlgorithm::kRtn || site.consumers.empty()) continue;
     const ir::Node* layer = graph.FindNode(site.consumers.front().first);
     const ir::Value* weight = graph.FindValue(site.value);
+    const bool conv =
+        layer != nullptr && layer->op_type() == "Conv" && layer->GetInt("group", 1) == 1;
+    const size_t rank =
+        weight != nullptr && weight->is_initializer() ? weight->initializer().rank() : 0;
     if (layer == nullptr || weight == nullptr || !weight->is_initializer() ||
-        weight->initializer().rank() != 2 || layer->input(0) == nullptr) {
+        (conv ? rank < 3 : rank != 2) || layer->input(0) == nullptr) {
       return InvalidArgumentError(fmt::format(
           "{} search for weight '{}': its layer '{}' is not a MatMul/Gemm with a 2-D constant "
-          "weight in this graph",
+          "weight or a group = 1 Conv in this graph",
           WeightAlgorithmName(site.config.algorithm), site.value, site.consumers.front().first));
     }
-    const int axis = *ReductionAxis(*layer, 2);
+    const int axis = *ReductionAxis(*layer, static_cast<int>(rank));
     LayerStats stats;
     stats.site = &site;
     stats.layer = layer;
     stats.input = layer->input(0)->name();
     stats.k = weight->initializer().sizes()[axis];
+    stats.conv = conv;
+    if (conv && rank == 4) {
+      stats.kh = weight->initializer().sizes()[2];
+      stats.kw = weight->initializer().sizes()[3];
+    }
     stats.sum_abs.assign(stats.k, 0.0);
     stats.sum_sq.assign(stats.k, 0.0);
     layers.push_back(std::move(stats));
@@ -154,6 +166,21 @@ Status SearchWeightScales(const ir::Graph& graph, QuantPlan& plan, CalibrationSo
     for (const auto& [name, tensor] : *outputs) tensors[name] = &tensor;
     for (LayerStats& l : layers) {
       auto it = tensors.find(l.input);
+      if (l.conv) {
+        if (it == tensors.end() || it->second->dtype() != DataType::kFloat32 ||
+            it->second->rank() < 3 || it->second->size(1) != l.k) {
+          return InvalidArgumentError(
+              fmt::format("{}: input '{}' of conv '{}' is not a float32 [N, C = {}, ...] tensor",
+                          where, l.input, l.layer->name(), l.k));
+        }
+        l.count += AccumulateChannelStats(*it->second, l.sum_abs, l.sum_sq);
+        if (l.kh > 0 && l.site->config.algorithm == WeightAlgorithm::kAwq) {
+          const int64_t kept = static_cast<int64_t>(l.rows.size()) / (l.k * l.kh * l.kw);
+          AppendConvPatches(*it->second, *l.layer, l.kh, l.kw,
+                            std::min(rows_per_sample, options.max_rows - kept), l.rows);
+        }
+        continue;
+      }
       if (it == tensors.end() || it->second->dtype() != DataType::kFloat32 ||
           it->second->rank() == 0 || it->second->sizes().back() != l.k) {
         return InvalidArgumentError(fmt::format(
@@ -186,6 +213,24 @@ Status SearchWeightScales(const ir::Graph& graph, QuantPlan& plan, CalibrationSo
     }
     if (site.config.algorithm != WeightAlgorithm::kAwq) continue;
     const Tensor& w = graph.FindValue(site.value)->initializer();
+    if (l.conv) {
+      MatrixQuantSpec spec;
+      spec.bits = site.config.bits;
+      spec.symmetric = site.config.symmetric;
+      spec.group = site.config.block_size > 0 ? site.config.block_size : l.k;
+      spec.fp16_scales = site.config.scale_type == ScaleType::kFloat16;
+      const int64_t len = l.k * std::max<int64_t>(l.kh * l.kw, 1);
+      const int64_t rows = static_cast<int64_t>(l.rows.size()) / len;
+      if (rows == 0) {
+        QTUNE_LOG_INFO("awq: {} is not a 2-D conv: no patches, alpha 0 (RTN)", l.layer->name());
+        continue;
+      }
+      AwqResult r = SearchConvAwqScale(w, l.rows, rows, mean_abs, spec, options.alpha_steps);
+      if (r.alpha > 0.0f) site.input_scale = r.scale;
+      QTUNE_LOG_INFO("awq: {} alpha {:.1f}, output error {:.4g} (rtn {:.4g}) on {} patches",
+                     l.layer->name(), r.alpha, r.loss, r.loss_rtn, rows);
+      continue;
+    }
     const bool transposed = *ReductionAxis(*l.layer, 2) == 1;
     const int64_t n = w.sizes()[transposed ? 0 : 1];
     MatrixQuantSpec spec;
