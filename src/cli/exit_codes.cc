@@ -27,4 +27,9 @@ int ReportUsageError(const Status& status) {
   return kExitUsage;
 }
 
+int ReportRecipeError(const Status& status) {
+  if (status.code() == StatusCode::kInvalidArgument) return ReportUsageError(status);
+  return ReportAndExitCode(status);
+}
+
 }  // namespace qtune::cli

@@ -19,4 +19,10 @@ int ReportAndExitCode(const Status& status);
 // "qtune: error: <message>" and returns kExitUsage whatever the status code.
 int ReportUsageError(const Status& status);
 
+// For a recipe that did not load (quant::LoadRecipe; the error kinds in quant/recipe.h):
+// a YAML recipe that asks for something invalid (InvalidArgument: an unknown key, format,
+// algorithm, a bad block_size) is a usage error, kExitUsage, like a bad flag; a recipe file
+// that is missing, unreadable or not a YAML recipe is bad input, kExitBadInput.
+int ReportRecipeError(const Status& status);
+
 }  // namespace qtune::cli

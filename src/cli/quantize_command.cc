@@ -5,7 +5,10 @@
 //   [--min-sqnr DB [--fallback-samples N] [--max-float-fraction F]]
 //   [--auto (--effective-bits B | --min-sqnr DB | --latency-budget MS) [--cost-model M]
 //    [--candidate-formats F,F] [--score-size N] [--cost-excluded-layers GLOB,GLOB]]
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -181,21 +184,29 @@ int CheckFlagsFitRecipe(const QuantizeCliOptions& cli, const quant::Recipe& reci
   return kExitOk;
 }
 
-// A model that already holds Q/DQ pairs was quantized before; quantizing it again would
-// find no float weights to quantize.
+// A model that already holds Q/DQ pairs or quantized ops (an int4, NVFP4 or MXFP8 export,
+// ONNX Runtime's MatMulNBits) was quantized before; quantizing it again would find no
+// float weights to quantize.
 int CheckNotQuantized(const ir::Graph& graph, const std::string& path) {
-  int64_t qdq = 0;
+  static const char* const kQuantizedOps[] = {
+      "QuantizeLinear", "DequantizeLinear", "QLinearConv",        "QLinearMatMul",
+      "MatMulNBits",    "MatMulInteger",    "ConvInteger",        "DynamicQuantizeLinear",
+      "QGemm",          "DynamicQuantizeMatMul", "MatMulIntegerToFloat"};
+  std::map<std::string, int64_t> counts;  // op type -> nodes
   for (const ir::Node* node : graph.nodes()) {
-    qdq += node->op_type() == "QuantizeLinear" || node->op_type() == "DequantizeLinear" ||
-           node->op_type() == "QLinearConv" || node->op_type() == "QLinearMatMul" ||
-           node->op_type() == "MatMulNBits";
+    for (const char* op : kQuantizedOps) {
+      if (node->op_type() == op) ++counts[op];
+    }
   }
-  if (qdq == 0) return kExitOk;
+  if (counts.empty()) return kExitOk;
+  std::string found;
+  for (const auto& [op, n] : counts) {
+    found += fmt::format("{}{} {} node{}", found.empty() ? "" : ", ", n, op, n == 1 ? "" : "s");
+  }
   std::fprintf(stderr,
-               "qtune: error: %s is already quantized (%lld QuantizeLinear/DequantizeLinear "
-               "nodes); quantize the float model it came from, or check it with `qtune eval "
-               "FLOAT.onnx %s`\n",
-               path.c_str(), static_cast<long long>(qdq), path.c_str());
+               "qtune: error: %s is already quantized (%s); quantize the float model it "
+               "came from, or check it with `qtune eval FLOAT.onnx %s`\n",
+               path.c_str(), found.c_str(), path.c_str());
   return kExitBadInput;
 }
 
@@ -233,7 +244,7 @@ int Quantize(const QuantizeCliOptions& cli) {
   }
   // The recipe against the flags first: a contradiction is a usage error.
   auto recipe = quant::LoadRecipe(cli.recipe);
-  if (!recipe.ok()) return ReportAndExitCode(recipe.status());
+  if (!recipe.ok()) return ReportRecipeError(recipe.status());
   const bool auto_on = cli.auto_mode || recipe->auto_search.has_value();
   options.auto_mode = cli.auto_mode;
   options.auto_settings = AutoFlags(cli, auto_on);

@@ -4,8 +4,41 @@
 
 namespace qtune::quant {
 
+namespace {
+
+std::string Where(const std::string& quantizer, const ResolvedQuantizer& resolved) {
+  return "quantizer '" + quantizer + "'" +
+         (resolved.origin.empty() ? "" : " (recipe rule " + resolved.origin + ")");
+}
+
+// The activation input of a compute op: no weight-only format, no block scales (placement
+// refuses them too, but only after the calibration data is opened).
+Status CheckActivationQuantizer(const ir::Node& node, const Recipe& recipe) {
+  const std::string& op = node.op_type();
+  if (op != "Conv" && op != "ConvTranspose" && op != "MatMul" && op != "Gemm") {
+    return Status::Ok();
+  }
+  const std::string name = node.name() + "/input_quantizer";
+  auto input = ResolveQuantizer(recipe, name, op, std::nullopt);
+  if (!input) return Status::Ok();
+  const FormatInfo& info = FormatInfoOf(input->config.format);
+  if (info.weight_only) {
+    return InvalidArgumentError(Where(name, *input) + " is an activation quantizer, but " +
+                                info.name +
+                                " is a weight-only format; remove activation quantizers "
+                                "(enable: false) or give them int8");
+  }
+  if (input->config.block_size > 0) {
+    return InvalidArgumentError(Where(name, *input) + ": block_size applies to weights only");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CheckLowBitRecipe(const ir::Graph& graph, const Recipe& recipe, Target target) {
   for (const ir::Node* node : graph.nodes()) {
+    RETURN_IF_ERROR(CheckActivationQuantizer(*node, recipe));
     const std::string& op = node->op_type();
     if ((op != "MatMul" && op != "Gemm") || node->num_inputs() < 2) continue;
     const ir::Value* w = node->input(1);
@@ -14,9 +47,17 @@ Status CheckLowBitRecipe(const ir::Graph& graph, const Recipe& recipe, Target ta
     auto weight = ResolveQuantizer(recipe, name, op, std::nullopt);
     if (!weight) continue;
     const FormatInfo& info = FormatInfoOf(weight->config.format);
-    const std::string where =
-        "quantizer '" + name + "'" +
-        (weight->origin.empty() ? "" : " (recipe rule " + weight->origin + ")");
+    const std::string where = Where(name, *weight);
+    // One rule's format and another's block size (a rule checks its own pair on loading).
+    if (info.fixed_block_size > 0 && weight->config.block_size > 0 &&
+        weight->config.block_size != info.fixed_block_size) {
+      return InvalidArgumentError(where + " is " + info.name + ", whose blocks have exactly " +
+                                  std::to_string(info.fixed_block_size) + " elements, but a rule " +
+                                  "gives it block_size " +
+                                  std::to_string(weight->config.block_size) + "; drop that " +
+                                  "block_size or use block_size " +
+                                  std::to_string(info.fixed_block_size));
+    }
     if (info.weight_only &&
         ResolveQuantizer(recipe, node->name() + "/input_quantizer", op, std::nullopt)) {
       return InvalidArgumentError(

@@ -9,8 +9,10 @@
 
 namespace qtune::quant {
 
-// InvalidArgument naming the quantizer, the rule and the fix when, for some MatMul/Gemm
-// with a constant 2-D weight:
+// InvalidArgument naming the quantizer, the rule and the fix when the activation input
+// quantizer of a Conv/ConvTranspose/MatMul/Gemm is given a weight-only format or a block
+// size, or, for some MatMul/Gemm with a constant 2-D weight:
+//  * the format fixes its block size (mxfp8: 32) and a rule gives another;
 //  * a weight-only format (int4) is asked while the layer's activation input keeps its
 //    quantizer;
 //  * a block size given by a rule that names the quantizer exactly (no glob) does not fit

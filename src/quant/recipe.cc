@@ -331,7 +331,8 @@ StatusOr<Recipe> BuildRecipe(recipe_yaml::Loader& loader, const Located& root,
                              const std::string& name) {
   if (!root.node.IsMap()) {
     return ErrorAt(root,
-                   "a recipe must be a YAML mapping with keys such as " + std::string(kTopKeys));
+                   "a recipe must be a YAML mapping with keys such as " + std::string(kTopKeys),
+                   StatusCode::kDataLoss);
   }
   ASSIGN_OR_RETURN(MergedMap map, loader.MergeMap(root, {"imports"}));
   Recipe recipe;
@@ -370,7 +371,7 @@ StatusOr<Recipe> LoadRecipe(const std::string& preset_or_path) {
     ASSIGN_OR_RETURN(Located root, loader.LoadRoot(preset_or_path));
     return BuildRecipe(loader, root, preset_or_path);
   } catch (const YAML::Exception& e) {  // yaml-cpp never should; keep it off our callers
-    return InvalidArgumentError("recipe '" + preset_or_path + "': " + e.what());
+    return DataLossError("recipe '" + preset_or_path + "': " + e.what());
   }
 }
 
@@ -380,7 +381,7 @@ StatusOr<Recipe> ParseRecipe(const std::string& yaml_text, const std::string& so
     ASSIGN_OR_RETURN(Located root, loader.ParseRoot(yaml_text, source_name));
     return BuildRecipe(loader, root, source_name);
   } catch (const YAML::Exception& e) {
-    return InvalidArgumentError("recipe '" + source_name + "': " + e.what());
+    return DataLossError("recipe '" + source_name + "': " + e.what());
   }
 }
 

@@ -26,9 +26,15 @@
 //       percentile: 99.99
 //       enable: false
 //
-// Loading never throws and never crashes on bad input: unknown keys, wrong types, bad
-// enum values, import cycles and missing files return InvalidArgument/NotFound errors of
-// the form "FILE:LINE:COL: key 'quantizers[2].format': <what is wrong>; <what to do>".
+// Loading never throws and never crashes on bad input. Errors have the form
+// "FILE:LINE:COL: key 'quantizers[2].format': <what is wrong>; <what to do>", and their
+// code says whose fault it is (qtune quantize maps it to exit 2 or 3, docs/cli.md):
+//   InvalidArgument  the file is a YAML recipe that asks for something invalid: an unknown
+//                    key, a wrong type, an unknown format/algorithm/scale_type, a bad
+//                    block_size or value, contradicting fields, an unknown alias, a cycle;
+//   NotFound         the recipe, or a file it imports, is neither a preset nor readable;
+//   DataLoss         the file is not a YAML recipe: a syntax error, empty, a top level that
+//                    is not a mapping, more than two documents.
 #pragma once
 
 #include <cstdint>

@@ -40,10 +40,10 @@ bool IsLoneImport(const YAML::Node& node) {
 
 }  // namespace
 
-Status ErrorAt(const Located& at, const std::string& message) {
+Status ErrorAt(const Located& at, const std::string& message, StatusCode code) {
   std::string text = Where(at.file.get(), at.mark) + ": ";
   if (!at.path.empty()) text += "key '" + at.path + "': ";
-  return InvalidArgumentError(text + message);
+  return Status(code, text + message);
 }
 
 std::string OriginOf(const Located& at) {
@@ -64,13 +64,13 @@ StatusOr<Located> Loader::ParseText(const std::string& text, const std::string& 
   try {
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
-    return InvalidArgumentError(Where(file.get(), e.mark) + ": YAML syntax error: " + e.msg +
+    return DataLossError(Where(file.get(), e.mark) + ": YAML syntax error: " + e.msg +
                                 "; fix the YAML syntax");
   }
   Located content{YAML::Node(), file, YAML::Mark::null_mark(), ""};
   YAML::Node header;
   if (docs.empty() || (docs.size() == 1 && docs[0].IsNull())) {
-    return InvalidArgumentError(name +
+    return DataLossError(name +
                                 ": the recipe is empty; a recipe is a YAML mapping (see "
                                 "docs/formats/recipe.md)");
   } else if (docs.size() == 1) {
@@ -81,7 +81,9 @@ StatusOr<Located> Loader::ParseText(const std::string& text, const std::string& 
     header = docs[0];
     content.node = docs[1];
     Located at{header, file, header.Mark(), ""};
-    if (!header.IsMap()) return ErrorAt(at, "the first of two documents must be a mapping");
+    if (!header.IsMap()) {
+      return ErrorAt(at, "the first of two documents must be a mapping", StatusCode::kDataLoss);
+    }
     for (const auto& kv : header) {
       if (kv.first.Scalar() != "imports") {
         return ErrorAt(Located{kv.second, file, kv.first.Mark(), kv.first.Scalar()},
@@ -89,7 +91,7 @@ StatusOr<Located> Loader::ParseText(const std::string& text, const std::string& 
       }
     }
   } else {
-    return InvalidArgumentError(name + ": has " + std::to_string(docs.size()) +
+    return DataLossError(name + ": has " + std::to_string(docs.size()) +
                                 " YAML documents; a recipe has one (or a header with "
                                 "'imports' and a list)");
   }
@@ -165,7 +167,8 @@ StatusOr<Located> Loader::Import(const Located& at, const std::string& alias) {
   if (!bytes.ok()) {
     return ErrorAt(spec_at,
                    "cannot read imported file '" + path.string() +
-                       "' (paths are relative to the importing file): " + bytes.status().message());
+                       "' (paths are relative to the importing file): " + bytes.status().message(),
+                   StatusCode::kNotFound);
   }
   std::error_code ec;
   std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);

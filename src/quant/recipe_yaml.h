@@ -26,8 +26,11 @@ struct Located {
 // A mapping after dict merges: keys in first-seen order, later values replacing earlier.
 using MergedMap = std::vector<std::pair<std::string, Located>>;
 
-// "FILE:LINE:COL: key 'PATH': message" as InvalidArgument.
-Status ErrorAt(const Located& at, const std::string& message);
+// "FILE:LINE:COL: key 'PATH': message" as InvalidArgument: the YAML asks for something
+// invalid (recipe.h: the error kinds). `code` kDataLoss: the file is not a YAML recipe;
+// kNotFound: an imported file cannot be read.
+Status ErrorAt(const Located& at, const std::string& message,
+               StatusCode code = StatusCode::kInvalidArgument);
 
 // "FILE:LINE" of `at` (for QuantizerRule::origin).
 std::string OriginOf(const Located& at);

@@ -264,6 +264,33 @@ TEST_F(RecipeFiles, MissingRecipeIsNotFound) {
   EXPECT_NE(recipe.status().message().find("int8_residual"), std::string::npos);
 }
 
+// The error kinds of recipe.h: qtune quantize exits 2 on InvalidArgument (the YAML asks for
+// something invalid) and 3 on NotFound/DataLoss (the file is missing or not a YAML recipe).
+TEST_F(RecipeFiles, ErrorCodeSaysWhetherTheFileOrWhatItAsksIsBad) {
+  Write("cycle.yaml", "imports: {r: r.yaml}\n$import: r\n");
+  struct Case {
+    std::string text;
+    StatusCode code;
+  } cases[] = {
+      {"quantizers:\n  - format: int5\n", StatusCode::kInvalidArgument},
+      {"quantizers:\n  - format: int4\n    block_size: 48\n", StatusCode::kInvalidArgument},
+      {"quantizers:\n  - algorithm: gptq\n", StatusCode::kInvalidArgument},
+      {"bogus: 1\n", StatusCode::kInvalidArgument},
+      {"$import: nothing\n", StatusCode::kInvalidArgument},
+      {"imports: {c: cycle.yaml}\n$import: c\n", StatusCode::kInvalidArgument},
+      {"imports: {m: missing.yaml}\n$import: m\n", StatusCode::kNotFound},
+      {"quantizers: [\n", StatusCode::kDataLoss},
+      {"", StatusCode::kDataLoss},
+      {"- name: x\n", StatusCode::kDataLoss},
+      {"a: 1\n---\nb: 2\n---\nc: 3\n", StatusCode::kDataLoss},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Recipe> recipe = LoadRecipe(Write("r.yaml", c.text));
+    ASSERT_FALSE(recipe.ok()) << c.text;
+    EXPECT_EQ(recipe.status().code(), c.code) << c.text << " -> " << recipe.status().ToString();
+  }
+}
+
 TEST_F(RecipeFiles, ImportingAListWhereAMappingIsExpected) {
   Write("list.yaml", "- name: x\n  enable: false\n");
   std::string path = Write("r.yaml", "imports: {l: list.yaml}\n$import: l\n");
