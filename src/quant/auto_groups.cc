@@ -10,6 +10,7 @@
 #include <set>
 
 #include "quant/accuracy_fallback.h"
+#include "quant/auto_block_formats.h"
 #include "quant/placement_rules.h"
 #include "quant/residual.h"
 #include "runtime/shape/infer_shapes.h"
@@ -56,40 +57,51 @@ int64_t WeightElements(const ir::Node& node) {
 
 }  // namespace
 
+namespace {
+
+struct AutoFormatRow {
+  AutoFormat format;
+  const char* name;
+  double bits;  // non-block formats; block formats: per layer (FitGroupBlocks)
+};
+
+constexpr AutoFormatRow kAutoFormats[] = {
+    {AutoFormat::kInt4, "int4", 4},    {AutoFormat::kNvfp4, "nvfp4", 4.5},
+    {AutoFormat::kInt8, "int8", 8},    {AutoFormat::kFp8, "fp8", 8},
+    {AutoFormat::kMxfp8, "mxfp8", 8.25}, {AutoFormat::kBf16, "bf16", 16},
+    {AutoFormat::kFp32, "fp32", 32},
+};
+
+}  // namespace
+
+const std::vector<AutoFormat>& AllAutoFormats() {
+  static const std::vector<AutoFormat> all = [] {
+    std::vector<AutoFormat> out;
+    for (const AutoFormatRow& row : kAutoFormats) out.push_back(row.format);
+    return out;
+  }();
+  return all;
+}
+
 const char* AutoFormatName(AutoFormat format) {
-  switch (format) {
-    case AutoFormat::kInt8:
-      return "int8";
-    case AutoFormat::kFp8:
-      return "fp8";
-    case AutoFormat::kBf16:
-      return "bf16";
-    case AutoFormat::kFp32:
-      return "fp32";
-  }
-  return "?";
+  return kAutoFormats[static_cast<int>(format)].name;
 }
 
 std::optional<AutoFormat> ParseAutoFormat(const std::string& text) {
-  for (AutoFormat f : {AutoFormat::kInt8, AutoFormat::kFp8, AutoFormat::kBf16, AutoFormat::kFp32}) {
-    if (text == AutoFormatName(f)) return f;
+  for (const AutoFormatRow& row : kAutoFormats) {
+    if (text == row.name) return row.format;
   }
   if (text == "fp8_e4m3") return AutoFormat::kFp8;
   return std::nullopt;
 }
 
-int AutoFormatBits(AutoFormat format) {
-  switch (format) {
-    case AutoFormat::kInt8:
-    case AutoFormat::kFp8:
-      return 8;
-    case AutoFormat::kBf16:
-      return 16;
-    case AutoFormat::kFp32:
-      return 32;
-  }
-  return 32;
+std::string AutoFormatNameList() {
+  std::string out;
+  for (const AutoFormatRow& row : kAutoFormats) out += (out.empty() ? "" : ", ") + std::string(row.name);
+  return out;
 }
+
+double AutoFormatBits(AutoFormat format) { return kAutoFormats[static_cast<int>(format)].bits; }
 
 bool CpuHasBf16() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -159,7 +171,8 @@ StatusOr<std::vector<AutoGroup>> BuildAutoGroups(const ir::Graph& graph, const Q
                               [&](const auto& c) { return members.count(c.first) > 0; });
       if (!mine) continue;
       symmetric = symmetric && site.config.symmetric;
-      if (site.config.format != default_format) pinned = site.config.format;
+      // A weight-only layer's weight format (int4 preset) is a candidate, not a pin.
+      if (site.config.format != default_format && !site.weight_only) pinned = site.config.format;
     }
     std::string fp8_rule;
     for (const std::string& name : group.nodes) {
@@ -180,12 +193,24 @@ StatusOr<std::vector<AutoGroup>> BuildAutoGroups(const ir::Graph& graph, const Q
     if (pinned) {
       group.pinned = true;
       group.formats = {*pinned == QuantFormat::kFp8E4M3 ? AutoFormat::kFp8 : AutoFormat::kInt8};
+      group.bits = {AutoFormatBits(group.formats.front())};
       group.notes.push_back(
           fmt::format("pinned to {} by the recipe", AutoFormatName(group.formats.front())));
       continue;
     }
+    const bool weight_only = IsWeightOnlyGroup(plan, members);
+    std::map<AutoFormat, double> candidates;  // format -> bits per weight element
     for (AutoFormat f : options.candidate_formats) {
-      if (f == AutoFormat::kFp8 && !symmetric) {
+      double bits = AutoFormatBits(f);
+      std::optional<QuantFormat> block = BlockFormatOf(f);
+      const std::string misfit =
+          block ? FitGroupBlocks(graph, plan, group.nodes, *block, bits) : std::string();
+      if (!misfit.empty()) {
+        group.notes.push_back(fmt::format("{} not a candidate: {}", AutoFormatName(f), misfit));
+      } else if (f == AutoFormat::kFp8 && weight_only) {
+        group.notes.push_back(
+            "fp8 not a candidate: the group is weight-only (fp8 quantizes activations too)");
+      } else if (f == AutoFormat::kFp8 && !symmetric) {
         group.notes.push_back(
             "fp8 not a candidate: an asymmetric quantizer (fp8 has no zero point)");
       } else if (f == AutoFormat::kFp8 && !fp8_rule.empty()) {
@@ -193,14 +218,16 @@ StatusOr<std::vector<AutoGroup>> BuildAutoGroups(const ir::Graph& graph, const Q
       } else if (f == AutoFormat::kBf16 && !options.bf16_available) {
         continue;  // one note for the whole model (AutoReport::notes)
       } else {
-        group.formats.push_back(f);
+        candidates[f] = bits;
       }
     }
-    std::sort(group.formats.begin(), group.formats.end());
-    group.formats.erase(std::unique(group.formats.begin(), group.formats.end()),
-                        group.formats.end());
+    for (const auto& [f, bits] : candidates) {  // in AutoFormat order
+      group.formats.push_back(f);
+      group.bits.push_back(bits);
+    }
     if (group.formats.empty()) {
       group.formats = {AutoFormat::kFp32};
+      group.bits = {AutoFormatBits(AutoFormat::kFp32)};
       group.notes.push_back("no requested format fits: stays fp32");
     }
   }
@@ -234,6 +261,14 @@ AppliedFormats ApplyFormats(const ir::Graph& graph, const QuantPlan& plan,
           out.bf16_nodes.push_back(n);
         }
       }
+      continue;
+    }
+    if (std::optional<QuantFormat> block = BlockFormatOf(format)) {
+      ApplyBlockFormat(graph, out.plan, members, *block);
+      continue;
+    }
+    if (format == AutoFormat::kInt8 && IsWeightOnlyGroup(plan, members)) {
+      ApplyWeightOnlyInt8(graph, out.plan, members);
       continue;
     }
     const QuantFormat q = format == AutoFormat::kFp8 ? QuantFormat::kFp8E4M3 : QuantFormat::kInt8;

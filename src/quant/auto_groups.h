@@ -7,8 +7,12 @@
 // Add's quantizer with the convs feeding that Add (branch and downsample convs).
 //
 // Formats: int8 and fp8 (Q/DQ), bf16 (no Q/DQ; qtune's engine computes the layer's
-// Conv/Gemm/MatMul in bfloat16, ONNX Runtime in fp32), fp32 (no Q/DQ). Costs count bits
-// per weight element (8, 8, 16, 32), as ModelOpt's auto_quantize counts them.
+// Conv/Gemm/MatMul in bfloat16, ONNX Runtime in fp32), fp32 (no Q/DQ), and the weight-only
+// block formats int4, nvfp4 and mxfp8 (auto_block_formats.h: the group's activation
+// quantizers are removed, its weights blocked along the reduction axis, scales by round to
+// nearest). Costs count bits per weight element (8, 8, 16, 32), as ModelOpt's
+// auto_quantize counts them; block formats count their scales (nvfp4 4.5, mxfp8 8.25,
+// int4 4 + 32 / block).
 //
 // Candidates per group: the requested formats, less those a rule forbids, each with a
 // note: fp8 needs symmetric quantizers and, for --target trt, the TensorRT fp8 layer rules
@@ -31,10 +35,16 @@
 
 namespace qtune::quant {
 
-enum class AutoFormat { kInt8, kFp8, kBf16, kFp32 };
-const char* AutoFormatName(AutoFormat format);  // "int8", "fp8", "bf16", "fp32"
-std::optional<AutoFormat> ParseAutoFormat(const std::string& text);
-int AutoFormatBits(AutoFormat format);  // 8, 8, 16, 32
+// In order of bits per weight (a group's candidates are kept in this order).
+enum class AutoFormat { kInt4, kNvfp4, kInt8, kFp8, kMxfp8, kBf16, kFp32 };
+const std::vector<AutoFormat>& AllAutoFormats();  // in enum order
+// "int4", "nvfp4", "int8", "fp8", "mxfp8", "bf16", "fp32"
+const char* AutoFormatName(AutoFormat format);
+std::optional<AutoFormat> ParseAutoFormat(const std::string& text);  // also "fp8_e4m3"
+std::string AutoFormatNameList();                                    // "int4, nvfp4, ..."
+// Bits per weight element of the non-block formats: 8, 8, 16, 32. Block formats: their
+// bits depend on the layer (AutoGroup::bits).
+double AutoFormatBits(AutoFormat format);
 
 // True when this CPU has avx512_bf16 or amx_bf16 (/proc/cpuinfo flags).
 bool CpuHasBf16();
@@ -43,6 +53,7 @@ struct AutoGroup {
   std::vector<std::string> nodes;   // in graph order; nodes.front() names the group
   int64_t weight_elements = 0;      // constant weights of its Conv/Gemm/MatMul nodes
   std::vector<AutoFormat> formats;  // candidates, in AutoFormat order; never empty
+  std::vector<double> bits;         // per candidate: bits per weight element, scales counted
   bool pinned = false;              // the recipe fixed its format (formats.size() == 1)
   bool cost_excluded = false;       // matches --cost-excluded-layers: cost 0
   std::vector<std::string> notes;   // why a requested format is not a candidate, ...

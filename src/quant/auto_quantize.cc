@@ -38,7 +38,7 @@ Problem MakeProblem(const std::vector<AutoGroup>& groups,
     std::vector<double> bits;
     for (size_t k = 0; k < groups[g].formats.size(); ++k) {
       const double weights = groups[g].cost_excluded ? 0.0 : groups[g].weight_elements;
-      bits.push_back(weights * AutoFormatBits(groups[g].formats[k]));
+      bits.push_back(weights * groups[g].bits[k]);
       const double cost = latency == nullptr        ? bits.back()
                           : groups[g].cost_excluded ? 0.0
                                                     : std::max(0.0, latency->ms[g][k]);
@@ -388,6 +388,7 @@ StatusOr<AutoReport> RunAutoSearch(const ir::Graph& float_graph, QuantPlan& plan
     r.cost_excluded = groups[g].cost_excluded;
     r.pinned = groups[g].pinned;
     r.formats = groups[g].formats;
+    r.bits = groups[g].bits;
     r.sensitivity_db = sensitivity[g];
     if (latencies) r.latency_ms = latencies->ms[g];
     r.chosen = formats[g];

@@ -49,7 +49,7 @@ struct AutoOptions {
   int64_t score_size = 8;
   std::vector<std::string> cost_excluded_layers;  // node-name globs
   // The objective: exactly one set.
-  std::optional<double> effective_bits;     // budget, 8..32 (cost model weight)
+  std::optional<double> effective_bits;     // budget, 4..32 (cost model weight)
   std::optional<double> min_sqnr_db;        // least cost reaching this measured SQNR
   std::optional<double> latency_budget_ms;  // budget (cost model latency)
   // The cost min_sqnr_db minimizes; the budgets imply theirs.
@@ -70,6 +70,7 @@ struct AutoGroupResult {
   bool cost_excluded = false;
   bool pinned = false;
   std::vector<AutoFormat> formats;     // candidates
+  std::vector<double> bits;            // per candidate: bits per weight element
   std::vector<double> sensitivity_db;  // per candidate: alone in that format (fp32 +inf)
   std::vector<double> latency_ms;      // cost model latency: per candidate, its steps' time
   AutoFormat chosen = AutoFormat::kFp32;

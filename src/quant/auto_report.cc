@@ -25,7 +25,7 @@ std::string GroupName(const AutoGroupResult& g) {
 
 std::string FormatCounts(const std::vector<AutoFormat>& formats) {
   std::string out;
-  for (AutoFormat f : {AutoFormat::kInt8, AutoFormat::kFp8, AutoFormat::kBf16, AutoFormat::kFp32}) {
+  for (AutoFormat f : AllAutoFormats()) {
     const auto n = std::count(formats.begin(), formats.end(), f);
     if (n > 0) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, AutoFormatName(f));
   }
@@ -107,7 +107,9 @@ nlohmann::json AutoReportToJson(const AutoReport& report) {
     jg["cost_excluded"] = g.cost_excluded;
     jg["pinned"] = g.pinned;
     jg["format"] = AutoFormatName(g.chosen);
-    jg["bits"] = AutoFormatBits(g.chosen);
+    const auto chosen = std::find(g.formats.begin(), g.formats.end(), g.chosen);
+    jg["bits"] = chosen == g.formats.end() ? AutoFormatBits(g.chosen)
+                                           : g.bits[chosen - g.formats.begin()];
     jg["why"] = g.why;
     jg["notes"] = g.notes;
     nlohmann::json alone = nlohmann::json::object();

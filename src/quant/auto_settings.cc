@@ -111,7 +111,7 @@ StatusOr<std::optional<AutoSettings>> ResolveAutoSettings(const Recipe& recipe, 
   }
   if (objectives == 0) {
     return InvalidArgumentError(
-        "--auto needs an objective: --effective-bits B (8..32, bits per weight), --min-sqnr "
+        "--auto needs an objective: --effective-bits B (4..32, bits per weight), --min-sqnr "
         "DB (output SQNR against fp32) or --latency-budget MS (qtune's engine)");
   }
   if (out.cost_model && *out.cost_model != "weight" && *out.cost_model != "latency") {
@@ -130,9 +130,11 @@ StatusOr<std::optional<AutoSettings>> ResolveAutoSettings(const Recipe& recipe, 
   if (out.latency_budget_ms && !(*out.latency_budget_ms > 0)) {
     return InvalidArgumentError("--latency-budget must be a positive number of milliseconds");
   }
-  if (out.effective_bits && !(*out.effective_bits >= 8 && *out.effective_bits <= 32)) {
-    return InvalidArgumentError(fmt::format(
-        "--effective-bits {} is out of range: 8 (all int8) to 32 (all fp32)", *out.effective_bits));
+  if (out.effective_bits && !(*out.effective_bits >= 4 && *out.effective_bits <= 32)) {
+    return InvalidArgumentError(
+        fmt::format("--effective-bits {} is out of range: 4 to 32 (4.5: all nvfp4 or int4, 8: all "
+                    "int8, 32: all fp32)",
+                    *out.effective_bits));
   }
   if (out.min_sqnr_db && !std::isfinite(*out.min_sqnr_db)) {
     return InvalidArgumentError("--min-sqnr must be a finite number of dB");
@@ -148,8 +150,8 @@ StatusOr<std::optional<AutoSettings>> ResolveAutoSettings(const Recipe& recipe, 
   }
   for (const std::string& f : *out.candidate_formats) {
     if (!ParseAutoFormat(f)) {
-      return InvalidArgumentError("--candidate-formats: '" + f +
-                                  "' is not a format; use int8, fp8, bf16, fp32");
+      return InvalidArgumentError("--candidate-formats: '" + f + "' is not a format; use " +
+                                  AutoFormatNameList());
     }
   }
   return std::optional<AutoSettings>(out);
