@@ -1,0 +1,322 @@
+// Block formats on Conv weights (issue 27): int4 blockwise rounding along the input
+// channels pinned against hand-computed scales and codes and against the reference
+// DequantizeLinear, the guards (input channels not a multiple of the block, shorter than
+// one, grouped / depthwise convs, a forced block size), the export folded to fp32 weights
+// at compile time, qtune against ONNX Runtime on Conv int4 / NVFP4 / MXFP8 exports of the
+// Fashion-MNIST ResNet, and its held-out top-1 against fp32.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/npy.h"
+#include "export_test_util.h"
+#include "passes/pipeline.h"
+#include "placement_test_util.h"
+#include "quant/recipe.h"
+#include "runtime/reference/registry.h"
+#include "util/missing_dependency.h"
+#include "util/ort_peer.h"
+
+namespace qtune::quant {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempPath(const std::string& name) {
+  return (fs::temp_directory_path() / ("qtune_conv_lowbit_" + name)).string();
+}
+
+// int4 (block `block`, awq or rtn) on every Conv and Gemm weight; the rest removed.
+std::string Int4ConvRecipe(int block, const std::string& algorithm, const std::string& extra = "") {
+  const std::string path = TempPath("int4_b" + std::to_string(block) + "_" + algorithm + ".yaml");
+  std::ofstream(path) << "quantizers:\n  - name: \"*\"\n    enable: false\n"
+                      << "  - name: \"*weight_quantizer\"\n    op: Conv\n    format: int4\n"
+                      << "    block_size: " << block << "\n    algorithm: " << algorithm << "\n"
+                      << "  - name: \"*weight_quantizer\"\n    op: Gemm\n    format: int4\n"
+                      << "    block_size: 64\n    algorithm: " << algorithm << "\n"
+                      << extra;
+  return path;
+}
+
+std::vector<float> ConvWeights(int64_t out, int64_t in) {
+  std::vector<float> w(static_cast<size_t>(out * in * 9));
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = 0.3f * std::sin(0.37f * static_cast<float>(i)) + 0.01f * static_cast<float>(i % 5);
+  }
+  return w;
+}
+
+// x [1, 32, 6, 6] -> Conv "c" (3x3, pads 1, weight "c_w" [4, 32, 3, 3]) -> y.
+std::unique_ptr<ir::Graph> OneConv(const std::vector<float>& weights) {
+  ir::GraphBuilder b(21);
+  ir::Value* x = b.Input("x", DataType::kFloat32, {1, 32, 6, 6});
+  ir::Value* w = b.Initializer("c_w", Tensor::FromVector<float>({4, 32, 3, 3}, weights));
+  b.Output(
+      b.Op("Conv", {x, w},
+           {ir::Attribute::Ints("kernel_shape", {3, 3}), ir::Attribute::Ints("pads", {1, 1, 1, 1})},
+           {.name = "c"}));
+  return b.Build();
+}
+
+Tensor ConvInput() {
+  std::vector<float> x(32 * 36);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * static_cast<float>(i)) * 2.0f;
+  return Tensor::FromVector<float>({1, 32, 6, 6}, x);
+}
+
+StatusOr<QuantizeModelResult> Quantize(const ir::Graph& g, const std::string& recipe,
+                                       std::optional<Target> target = std::nullopt,
+                                       bool fmnist_calibration = false) {
+  QuantizeModelOptions options;
+  options.recipe = recipe;
+  options.target = target;
+  options.show_progress = false;
+  if (fmnist_calibration) {
+    options.calib_specs = {testing::FmnistCalibPath()};
+  } else {
+    options.random_calibration = true;
+    options.random_samples = 4;
+  }
+  return QuantizeModel(g, options);
+}
+
+const ir::Node* FindOp(const ir::Graph& g, const std::string& op) {
+  for (const ir::Node* n : g.nodes()) {
+    if (n->op_type() == op) return n;
+  }
+  return nullptr;
+}
+
+int DequantizeFeedingConv(const ir::Graph& g) {
+  int n = 0;
+  for (const ir::Node* node : g.nodes()) {
+    if (node->op_type() != "Conv" || node->input(1)->producer() == nullptr) continue;
+    n += node->input(1)->producer()->op_type() == "DequantizeLinear";
+  }
+  return n;
+}
+
+// Codes INT4 [4, 32, 3, 3] and scales [4, 2, 3, 3]: scale = amax over the 16 input
+// channels of block g at (o, s) / 7, code = rne(w / scale); DequantizeLinear(axis 1,
+// block 16) of them is what the Conv reads.
+TEST(ConvLowBitTest, Int4RoundingAlongInputChannelsMatchesHandComputedBlocks) {
+  const std::vector<float> w = ConvWeights(4, 32);
+  auto model = OneConv(w);
+  const std::string recipe = Int4ConvRecipe(16, "rtn");
+  auto result = Quantize(*model, recipe);
+  fs::remove(recipe);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const ir::Graph& q = *result->quantized;
+  EXPECT_EQ(q.onnx_opset(), 21);
+  const ir::Node* dq = FindOp(q, "DequantizeLinear");
+  ASSERT_NE(dq, nullptr);
+  EXPECT_EQ(dq->GetInt("axis", 0), 1);
+  EXPECT_EQ(dq->GetInt("block_size", 0), 16);
+  const Tensor& codes = dq->input(0)->initializer();
+  const Tensor& scales = dq->input(1)->initializer();
+  ASSERT_EQ(codes.dtype(), DataType::kInt4);
+  EXPECT_EQ(codes.sizes(), (std::vector<int64_t>{4, 32, 3, 3}));
+  ASSERT_EQ(scales.dtype(), DataType::kFloat32);
+  EXPECT_EQ(scales.sizes(), (std::vector<int64_t>{4, 2, 3, 3}));
+  const auto* c = static_cast<const int8_t*>(codes.raw_data());
+  std::vector<float> dequantized(w.size());
+  for (int64_t o = 0; o < 4; ++o) {
+    for (int64_t g = 0; g < 2; ++g) {
+      for (int64_t s = 0; s < 9; ++s) {
+        float amax = 0.0f;
+        for (int64_t i = g * 16; i < g * 16 + 16; ++i) {
+          amax = std::max(amax, std::fabs(w[(o * 32 + i) * 9 + s]));
+        }
+        const float scale = amax / 7.0f;
+        ASSERT_FLOAT_EQ(scales.data<float>()[(o * 2 + g) * 9 + s], scale) << o << " " << g;
+        for (int64_t i = g * 16; i < g * 16 + 16; ++i) {
+          const int64_t at = (o * 32 + i) * 9 + s;
+          // nearbyint: ties to even (the default rounding mode).
+          const int expected = static_cast<int>(std::nearbyint(w[at] / scale));
+          ASSERT_EQ(c[at], std::clamp(expected, -7, 7)) << "element " << at;
+          dequantized[at] = static_cast<float>(c[at]) * scale;
+        }
+      }
+    }
+  }
+  // The quantized model = the float conv on the hand-dequantized weights.
+  const Tensor x = ConvInput();
+  auto ours = testing::RunQtune(q, "x", x);
+  auto reference = testing::RunQtune(*OneConv(dequantized), "x", x);
+  ASSERT_TRUE(ours.ok() && reference.ok()) << ours.status().ToString();
+  EXPECT_LE(qtune::testing::MaxAbsDiff(*ours, *reference), 1e-5);
+  // Compile time folds the DequantizeLinear: the conv runs on fp32 weights.
+  std::unique_ptr<ir::Graph> folded = q.Clone();
+  passes::PassOptions options;
+  options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs, int64_t opset) {
+    return runtime::EvaluateNode(node, inputs, opset);
+  };
+  ASSERT_TRUE(passes::RunPipeline(*folded, options).ok());
+  EXPECT_EQ(testing::CountOps(*folded, "DequantizeLinear"), 0);
+  if (!qtune::testing::OrtAvailable()) {
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
+  }
+  auto ort = testing::RunOrtOn(q, "conv_int4", "x", x);
+  ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+  EXPECT_LE(qtune::testing::MaxAbsDiff(*ort, *ours), 1e-4);
+}
+
+// Conv "a" 16 -> 48 (16 < one block of 32), "b" 48 -> 32 (48 not a multiple of 32), "d"
+// depthwise 32 (group 32), "e" 32 -> 32 (fits).
+std::unique_ptr<ir::Graph> GuardModel() {
+  ir::GraphBuilder b(21);
+  ir::Value* x = b.Input("x", DataType::kFloat32, {1, 16, 8, 8});
+  ir::Value* a = testing::Conv(b, x, "a", 16, 48);
+  ir::Value* c = testing::Conv(b, a, "b", 48, 32);
+  ir::Value* d = testing::Conv(b, c, "d", 32, 32, 3, 32);
+  b.Output(testing::Conv(b, d, "e", 32, 32));
+  return b.Build();
+}
+
+TEST(ConvLowBitTest, GuardsLeaveConvsFloatWithTheReasonOrFailWhenForced) {
+  auto model = GuardModel();
+  const std::string path = Int4ConvRecipe(32, "rtn");
+  auto recipe = LoadRecipe(path);
+  ASSERT_TRUE(recipe.ok()) << recipe.status().ToString();
+  const InputSizes sizes = {{"x", {1, 16, 8, 8}}};
+  QuantPlan plan = testing::PlanOrDie(*model, *recipe, Target::kCpu, sizes);
+  const std::map<std::string, std::string> expected = {
+      {"a", "input channels = 16 < int4 block_size 32 (one block)"},
+      {"b", "input channels = 48 is not a multiple of int4 block_size 32"},
+      {"d",
+       "int4 block_size 32: grouped conv (group = 32); block formats take group = 1 convs "
+       "only"}};
+  for (const auto& [node, reason] : expected) {
+    const SkippedLayer* s = testing::Skipped(plan, node);
+    ASSERT_NE(s, nullptr) << node;
+    EXPECT_EQ(s->reason, reason) << node;
+  }
+  const QuantSite* e = testing::SiteFor(plan, "e", 1);
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->weight_only);
+  EXPECT_EQ(e->config.axis, 1);
+  EXPECT_EQ(e->config.block_size, 32);
+  // A rule naming b's quantizer exactly forces its block size: a usage error.
+  const std::string forced = TempPath("forced.yaml");
+  std::ofstream(forced) << "imports: {base: \"" << path << "\"}\nquantizers:\n  - $import: base\n"
+                        << "  - name: \"b/weight_quantizer\"\n    block_size: 32\n";
+  auto forced_recipe = LoadRecipe(forced);
+  fs::remove(forced);
+  fs::remove(path);
+  ASSERT_TRUE(forced_recipe.ok()) << forced_recipe.status().ToString();
+  auto failed = PlanQuantization(*model, *forced_recipe, Target::kCpu, sizes);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(failed.status().message().find(
+                "input channels = 48 is not a multiple of int4 block_size 32 of weight 'b_w'"),
+            std::string::npos)
+      << failed.status().ToString();
+}
+
+struct FmnistData {
+  std::unique_ptr<ir::Graph> model;
+  Tensor images;
+  std::vector<int64_t> labels;
+};
+
+FmnistData LoadFmnist() {
+  FmnistData d;
+  d.model = testing::LoadCleanFmnist();
+  auto images = ReadNpy(testing::FmnistTestPath());
+  auto labels = ReadNpy(testing::FmnistLabelsPath());
+  EXPECT_TRUE(images.ok() && labels.ok());
+  if (images.ok()) d.images = std::move(images).value();
+  if (labels.ok()) d.labels = testing::Labels(*labels);
+  return d;
+}
+
+// The Conv exports of the ResNet run in ONNX Runtime 1.30 and agree with qtune: int4
+// (QDQ, the same for --target ort: no MatMulNBits for Conv), NVFP4 and MXFP8 with float32
+// block scales (--target ort).
+TEST(ConvLowBitTest, FmnistConvExportsRunInOrtAndAgreeWithQtune) {
+  FmnistData d = LoadFmnist();
+  ASSERT_NE(d.model, nullptr);
+  const Tensor x = testing::Rows(d.images, 0, 200);
+  const std::string int4 = Int4ConvRecipe(16, "awq");
+  struct Case {
+    std::string name, recipe;
+    Target target;
+    int conv_dq;
+  } cases[] = {{"int4 b16 awq", int4, Target::kCpu, 8},
+               {"int4 b16 awq --target ort", int4, Target::kOrt, 8},
+               {"nvfp4 --target ort", "nvfp4", Target::kOrt, 8},
+               {"mxfp8 --target ort", "mxfp8", Target::kOrt, 4}};
+  if (!qtune::testing::OrtAvailable()) {
+    fs::remove(int4);
+    QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto result = Quantize(*d.model, c.recipe, c.target, true);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    const ir::Graph& q = *result->quantized;
+    EXPECT_EQ(DequantizeFeedingConv(q), c.conv_dq);
+    // The head's K = 64 is one int4 block: per channel, no MatMulNBits.
+    EXPECT_EQ(testing::CountOps(q, "MatMulNBits"), 0);
+    auto ours = testing::RunQtune(q, "input", x);
+    auto ort = testing::RunOrtOn(q, "conv_lowbit", "input", x);
+    ASSERT_TRUE(ours.ok()) << ours.status().ToString();
+    ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+    const double diff = qtune::testing::MaxAbsDiff(*ours, *ort);
+    const double agree = testing::Agreement(testing::Top1(*ours), testing::Top1(*ort));
+    std::printf("[ %s ] qtune vs ORT on 200 images: max |diff| %.2e, top-1 agreement %.3f\n",
+                c.name.c_str(), diff, agree);
+    EXPECT_LE(diff, 1e-4);
+    EXPECT_GE(agree, 0.99);
+  }
+  fs::remove(int4);
+}
+
+// Held-out top-1 (2000 images) within the issue's bounds of fp32: int4 AWQ and MXFP8 0.5
+// pt, NVFP4 1.5 pt; and pinned near what was measured (fp32 0.9030; int4_awq preset
+// 0.9030, int4 block 16 AWQ on every conv 0.9005, nvfp4 0.9075, mxfp8 0.9025).
+TEST(ConvLowBitTest, FmnistHeldOutTop1WithConvsQuantizedStaysNearFp32) {
+  FmnistData d = LoadFmnist();
+  ASSERT_NE(d.model, nullptr);
+  auto top1 = [&](const ir::Graph& g) {
+    auto logits = testing::RunQtune(g, "input", d.images, 2);
+    EXPECT_TRUE(logits.ok()) << logits.status().ToString();
+    return logits.ok() ? testing::Agreement(testing::Top1(*logits), d.labels) : 0.0;
+  };
+  const double fp32 = top1(*d.model);
+  EXPECT_NEAR(fp32, 0.9030, 1e-9);
+  const std::string int4 = Int4ConvRecipe(16, "awq");
+  struct Case {
+    std::string name, recipe;
+    double bound, measured;
+    size_t convs;  // Conv weights quantized
+  } cases[] = {{"int4_awq", "int4_awq", 0.005, 0.9030, 1},
+               {"int4 b16 awq", int4, 0.005, 0.9005, 8},
+               {"nvfp4", "nvfp4", 0.015, 0.9075, 8},
+               {"mxfp8", "mxfp8", 0.005, 0.9025, 4}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto result = Quantize(*d.model, c.recipe, std::nullopt, true);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    size_t convs = 0;
+    for (const QuantSite& s : result->plan.sites) {
+      for (const auto& [node, index] : s.consumers) {
+        const ir::Node* n = d.model->FindNode(node);
+        convs += n != nullptr && n->op_type() == "Conv" && index == 1 && s.enabled;
+      }
+    }
+    EXPECT_EQ(convs, c.convs);
+    const double q = top1(*result->quantized);
+    std::printf("[ %s ] fmnist ResNet top-1, 2000 held-out images: %.4f (fp32 %.4f), %zu convs\n",
+                c.name.c_str(), q, fp32, convs);
+    EXPECT_GE(q, fp32 - c.bound);
+    EXPECT_NEAR(q, c.measured, 0.004);  // a rounding change moves a few images, not more
+  }
+  fs::remove(int4);
+}
+
+}  // namespace
+}  // namespace qtune::quant
