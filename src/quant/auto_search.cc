@@ -85,11 +85,18 @@ class Table {
     return std::clamp<int64_t>(static_cast<int64_t>(std::floor(budget / unit_ + 1e-9)), -1,
                                size_ - 1);
   }
-  // Least noise within `limit` units (ties: cheaper); -1 when nothing fits.
-  int64_t BestWithin(int64_t limit) const {
+  // Least noise of the cells whose choice really costs at most `budget` (ties: cheaper);
+  // -1 when none does. Cells within the discretized budget fit (costs were rounded up);
+  // the items.size() cells above it hold choices that rounding pushed over (all int8 at
+  // exactly 8 bits, say): their real cost decides.
+  int64_t BestWithin(double budget) const {
+    const int64_t limit = BudgetUnits(budget);
+    const int64_t last = std::min<int64_t>(size_ - 1, limit + static_cast<int64_t>(items_.size()));
     int64_t at = -1;
-    for (int64_t c = 0; c <= limit; ++c) {
-      if (best_[c] < kInf && (at < 0 || best_[c] < best_[at])) at = c;
+    for (int64_t c = 0; c <= last; ++c) {
+      if (best_[c] == kInf || (at >= 0 && best_[c] >= best_[at])) continue;
+      if (c > limit && Evaluate(items_, Choice(c), true).cost > budget) continue;
+      at = c;
     }
     return at;
   }
@@ -179,7 +186,7 @@ KnapsackChoice FromTable(const std::vector<KnapsackItem>& items, const Table& ta
   // The least-noise choice when it fits: rounding each cost up could otherwise lose it.
   KnapsackChoice best = Evaluate(items, Extreme(items, /*least_noise=*/true), true);
   if (best.cost <= budget) return best;
-  const int64_t at = table.BestWithin(table.BudgetUnits(budget));
+  const int64_t at = table.BestWithin(budget);
   if (at >= 0) return Evaluate(items, table.Choice(at), true);
   // Nothing fits the discretized budget: the cheapest choice, which may still fit the
   // real one (rounding up each cost can push it over).
