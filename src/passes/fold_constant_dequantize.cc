@@ -10,7 +10,8 @@ namespace {
 
 bool IsFoldableIntType(DataType t) {
   return t == DataType::kInt8 || t == DataType::kUint8 || t == DataType::kInt16 ||
-         t == DataType::kUint16 || t == DataType::kInt32;
+         t == DataType::kUint16 || t == DataType::kInt32 || t == DataType::kInt4 ||
+         t == DataType::kUint4;
 }
 
 // Element i of an integer tensor of a type IsFoldableIntType accepts, widened.
@@ -24,14 +25,56 @@ int64_t IntAt(const Tensor& t, int64_t i) {
       return t.data<int16_t>()[i];
     case DataType::kUint16:
       return t.data<uint16_t>()[i];
+    case DataType::kInt4:  // held unpacked, one element per byte (core/dtype.h)
+      return static_cast<const int8_t*>(t.raw_data())[i];
+    case DataType::kUint4:
+      return static_cast<const uint8_t*>(t.raw_data())[i];
     default:
       return t.data<int32_t>()[i];
   }
 }
 
+// Blocked form (opset 21): scale (and zero point) have q's sizes but ceil(size / block)
+// along `axis`; element (o, a, i) of q [outer, A, inner] reads scale (o, a / block, i).
+std::optional<Tensor> DequantizeBlocked(const ir::Node& dq, const Tensor& q, const Tensor& scale,
+                                        const Tensor* zp, int64_t block) {
+  const int64_t rank = static_cast<int64_t>(q.rank());
+  int64_t axis = dq.GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || scale.rank() != q.rank() ||
+      (zp != nullptr && zp->sizes() != scale.sizes())) {
+    return std::nullopt;
+  }
+  int64_t outer = 1, inner = 1;
+  const int64_t size = q.size(static_cast<size_t>(axis));
+  const int64_t groups = (size + block - 1) / block;
+  for (int64_t d = 0; d < rank; ++d) {
+    const size_t u = static_cast<size_t>(d);
+    if (d == axis ? scale.size(u) != groups : scale.size(u) != q.size(u)) return std::nullopt;
+    if (d < axis) outer *= q.size(u);
+    if (d > axis) inner *= q.size(u);
+  }
+  StatusOr<Tensor> out = Tensor::Allocate(DataType::kFloat32, q.sizes());
+  if (!out.ok()) return std::nullopt;
+  const float* s = scale.data<float>();
+  float* dst = out->data<float>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t a = 0; a < size; ++a) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t at = (o * size + a) * inner + i;
+        const int64_t c = (o * groups + a / block) * inner + i;
+        const int64_t z = zp != nullptr ? IntAt(*zp, c) : 0;
+        dst[at] = static_cast<float>(IntAt(q, at) - z) * s[c];
+      }
+    }
+  }
+  return *std::move(out);
+}
+
 // The dequantized tensor, or nullopt when the node is not a form this pass folds.
 std::optional<Tensor> Dequantize(const ir::Node& dq) {
-  if (dq.num_inputs() < 2 || dq.GetInt("block_size", 0) != 0) return std::nullopt;
+  const int64_t block = dq.GetInt("block_size", 0);
+  if (dq.num_inputs() < 2 || block < 0) return std::nullopt;
   const ir::Value* q_value = dq.input(0);
   const ir::Value* scale_value = dq.input(1);
   const ir::Value* zp_value = dq.num_inputs() > 2 ? dq.input(2) : nullptr;
@@ -46,6 +89,7 @@ std::optional<Tensor> Dequantize(const ir::Node& dq) {
   if (zp != nullptr && (zp->dtype() != q.dtype() || zp->num_elements() != scale.num_elements())) {
     return std::nullopt;
   }
+  if (block > 0) return DequantizeBlocked(dq, q, scale, zp, block);
   // Per tensor: one scale. Per axis: scale [q.size(axis)], consecutive elements of one
   // channel `inner` apart.
   int64_t channels = 1;

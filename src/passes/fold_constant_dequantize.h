@@ -3,10 +3,12 @@
 //   DequantizeLinear(q const, scale const [, zero_point const])  =>  initializer
 //   holding (q - zero_point) * scale, under the output's name
 //
-// for int8, uint8, int16, uint16 and int32 q with a float32 scale that is per tensor
-// (one element) or per axis (a vector along `axis`, default 1, negative counts from the
-// end). Blocked (block_size != 0), float8 and float16-scale forms are left alone, as are
-// DequantizeLinear nodes whose output is not read. The folded q, scale and zero point
+// for int4, uint4, int8, uint8, int16, uint16 and int32 q with a float32 scale that is per
+// tensor (one element), per axis (a vector along `axis`, default 1, negative counts from
+// the end) or blocked (block_size > 0: the scale has q's sizes with ceil(size / block)
+// along `axis`; the int4 weights of a Conv or of a MatMul/Gemm the low-bit kernel did not
+// take). Float8 and float16-scale forms are left alone, as are DequantizeLinear nodes whose
+// output is not read. The folded q, scale and zero point
 // initializers are removed when nothing else reads them.
 //
 // The runtime runs this after its QDQ fusions (runtime/fusion/fusion_pipeline.h): a weight

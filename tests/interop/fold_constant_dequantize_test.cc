@@ -111,10 +111,10 @@ TEST(FoldConstantDequantize, FloatBiasAndNoZeroPointIsExact) {
   ExpectFoldsExactly({.zero_point = false, .int32_bias = false});
 }
 
-TEST(FoldConstantDequantize, BlockedFormIsLeftAlone) {
+TEST(FoldConstantDequantize, BlockedFormWithAScalarScaleIsLeftAlone) {
   std::unique_ptr<ir::Graph> g =
       WeightOnlyConv({.per_channel = false, .zero_point = false, .int32_bias = false});
-  // Re-tag the weight DQ as blocked: the pass must not guess its meaning.
+  // Re-tag the weight DQ as blocked: a scalar scale is no blocked scale; no guessing.
   for (ir::Node* node : g->nodes()) {
     if (node->op_type() == "DequantizeLinear")
       node->SetAttribute(ir::Attribute::Int("block_size", 2));
@@ -123,6 +123,55 @@ TEST(FoldConstantDequantize, BlockedFormIsLeftAlone) {
   ASSERT_TRUE(folded.ok());
   EXPECT_EQ(*folded, 0);
   EXPECT_EQ(Count(*g, "DequantizeLinear"), 1);
+}
+
+// x -> Conv(DQ(w INT4 / UINT4 [8, 4, 3, 3], scale [8, 2, 3, 3], axis 1, block 2)): a Conv
+// weight blocked along its input channels (quant/conv_weight_blocks.h).
+std::unique_ptr<ir::Graph> BlockedInt4Conv(bool zero_point) {
+  ir::GraphBuilder b(21);
+  ir::Value* x = b.Input("x", DataType::kFloat32, {1, 4, 9, 9});
+  const DataType type = zero_point ? DataType::kUint4 : DataType::kInt4;
+  Tensor w = *Tensor::Allocate(type, {8, 4, 3, 3});
+  std::mt19937 rng(7);
+  auto* codes = static_cast<int8_t*>(w.raw_data());  // one element per byte
+  for (int64_t i = 0; i < w.num_elements(); ++i) {
+    codes[i] = static_cast<int8_t>(zero_point ? rng() % 16 : static_cast<int>(rng() % 16) - 8);
+  }
+  std::vector<ir::Value*> inputs = {b.Initializer("w_q", std::move(w)),
+                                    b.Initializer("w_scale", Positive({8, 2, 3, 3}, 2))};
+  if (zero_point) {
+    Tensor zp = *Tensor::Allocate(type, {8, 2, 3, 3});
+    for (int64_t i = 0; i < zp.num_elements(); ++i) {
+      static_cast<uint8_t*>(zp.raw_data())[i] = static_cast<uint8_t>(rng() % 16);
+    }
+    inputs.push_back(b.Initializer("w_zp", std::move(zp)));
+  }
+  ir::Value* w_dq = b.Op("DequantizeLinear", inputs,
+                         {ir::Attribute::Int("axis", 1), ir::Attribute::Int("block_size", 2)});
+  b.Output(b.Op("Conv", {x, w_dq}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})}));
+  return b.Build();
+}
+
+TEST(FoldConstantDequantize, BlockedInt4AlongInputChannelsIsExact) {
+  for (bool zero_point : {false, true}) {
+    SCOPED_TRACE(zero_point ? "uint4 with zero points" : "int4");
+    std::unique_ptr<ir::Graph> g = BlockedInt4Conv(zero_point);
+    auto before = runtime::RunReference(*g, Inputs());
+    ASSERT_TRUE(before.ok()) << before.status().ToString();
+    auto folded = FoldConstantDequantizeCount(*g);
+    ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+    EXPECT_EQ(*folded, 1);
+    EXPECT_EQ(Count(*g, "DequantizeLinear"), 0);
+    EXPECT_EQ(g->FindValue("w_q"), nullptr);
+    auto after = runtime::RunReference(*g, Inputs());
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    const Tensor& a = (*before)[0].second;
+    const Tensor& c = (*after)[0].second;
+    ASSERT_EQ(a.num_elements(), c.num_elements());
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      ASSERT_EQ(a.data<float>()[i], c.data<float>()[i]) << "element " << i;
+    }
+  }
 }
 
 TEST(FoldConstantDequantize, DequantizeOfAGraphInputIsLeftAlone) {
