@@ -51,12 +51,11 @@ Status CheckLowBitRecipe(const ir::Graph& graph, const Recipe& recipe, Target ta
     // One rule's format and another's block size (a rule checks its own pair on loading).
     if (info.fixed_block_size > 0 && weight->config.block_size > 0 &&
         weight->config.block_size != info.fixed_block_size) {
-      return InvalidArgumentError(where + " is " + info.name + ", whose blocks have exactly " +
-                                  std::to_string(info.fixed_block_size) + " elements, but a rule " +
-                                  "gives it block_size " +
-                                  std::to_string(weight->config.block_size) + "; drop that " +
-                                  "block_size or use block_size " +
-                                  std::to_string(info.fixed_block_size));
+      return InvalidArgumentError(
+          where + " is " + info.name + ", whose blocks have exactly " +
+          std::to_string(info.fixed_block_size) + " elements, but a rule " +
+          "gives it block_size " + std::to_string(weight->config.block_size) + "; drop that " +
+          "block_size or use block_size " + std::to_string(info.fixed_block_size));
     }
     if (info.weight_only &&
         ResolveQuantizer(recipe, node->name() + "/input_quantizer", op, std::nullopt)) {

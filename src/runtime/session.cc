@@ -7,6 +7,7 @@
 #include "passes/pipeline.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/plan/non_finite.h"
+#include "runtime/reference/block_scale_check.h"
 #include "runtime/reference/registry.h"
 #include "runtime/shape/infer_shapes.h"
 
@@ -20,6 +21,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const ir::Graph& graph,
 StatusOr<std::unique_ptr<Session>> Session::Create(std::unique_ptr<ir::Graph> copy,
                                                    const SessionOptions& options) {
   QTUNE_CHECK(copy != nullptr);
+  // Before fold_constants turns NVFP4's two-level scales into unnamed float weights.
+  RETURN_IF_ERROR(CheckBlockScaledInitializers(*copy));
   if (options.optimize && !options.graph_is_clean) {
     passes::PassOptions pass_options;
     pass_options.evaluator = [](const ir::Node& node, std::span<const Tensor> inputs,

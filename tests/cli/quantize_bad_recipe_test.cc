@@ -79,8 +79,7 @@ TEST_F(QuantizeBadRecipeTest, YamlRecipeAskingForSomethingInvalidIsAUsageError) 
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
-    ExpectBeforeCalibration(Quantize(M("fmnist_resnet.onnx"), Write("r.yaml", c.text)), 2,
-                            c.what);
+    ExpectBeforeCalibration(Quantize(M("fmnist_resnet.onnx"), Write("r.yaml", c.text)), 2, c.what);
   }
 }
 
@@ -96,8 +95,7 @@ TEST_F(QuantizeBadRecipeTest, RecipeFileMissingOrNotYamlIsBadInput) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
-    ExpectBeforeCalibration(Quantize(M("fmnist_resnet.onnx"), Write("r.yaml", c.text)), 3,
-                            c.what);
+    ExpectBeforeCalibration(Quantize(M("fmnist_resnet.onnx"), Write("r.yaml", c.text)), 3, c.what);
   }
   ExpectBeforeCalibration(Quantize(M("fmnist_resnet.onnx"), (dir_ / "missing.yaml").string()), 3,
                           "is neither a preset");

@@ -18,14 +18,21 @@ using reference::NodeUnimplemented;
 
 std::string Count(int64_t n) { return std::to_string(n); }
 
-Status CheckCount(const ir::Node& node, const Tensor& t, const char* what, DataType dtype,
-                  int64_t count, const std::string& expected) {
+// "scales 'w_scale'": the input's role and the name of the tensor the model gives it.
+std::string Named(const ir::Node& node, size_t index, const char* what) {
+  const ir::Value* v = index < node.num_inputs() ? node.input(index) : nullptr;
+  return std::string(what) + (v == nullptr ? "" : " '" + v->name() + "'");
+}
+
+Status CheckCount(const ir::Node& node, const Tensor& t, size_t index, const char* what,
+                  DataType dtype, int64_t count, const std::string& expected) {
   if (t.dtype() != dtype) {
-    return NodeError(node, std::string(what) + " is " + std::string(DataTypeName(t.dtype())) +
-                               "; expected " + std::string(DataTypeName(dtype)) + " " + expected);
+    return NodeError(node, Named(node, index, what) + " is " +
+                               std::string(DataTypeName(t.dtype())) + "; expected " +
+                               std::string(DataTypeName(dtype)) + " " + expected);
   }
   if (t.num_elements() != count) {
-    return NodeError(node, std::string(what) + " " + t.DebugString() + " has " +
+    return NodeError(node, Named(node, index, what) + " " + t.DebugString() + " has " +
                                Count(t.num_elements()) + " elements; expected " + expected + " = " +
                                Count(count));
   }
@@ -144,9 +151,9 @@ StatusOr<LowBitWeights> ReadLowBitWeights(const ir::Node& node, std::span<const 
   if (b == nullptr || scales == nullptr) return NodeError(node, "inputs B and scales are needed");
   const int64_t kb = s.k_blocks(), blob = s.blob();
   const std::string b_shape = "[" + Count(s.n) + "," + Count(kb) + "," + Count(blob) + "]";
-  RETURN_IF_ERROR(CheckCount(node, *b, "B", DataType::kUint8, s.n * kb * blob, b_shape));
-  RETURN_IF_ERROR(
-      CheckCount(node, *scales, "scales", DataType::kFloat32, s.n * kb, "N * k_blocks"));
+  RETURN_IF_ERROR(CheckCount(node, *b, kNBitsB, "B", DataType::kUint8, s.n * kb * blob, b_shape));
+  RETURN_IF_ERROR(CheckCount(node, *scales, kNBitsScales, "scales", DataType::kFloat32, s.n * kb,
+                             "N * k_blocks"));
   LowBitWeights w;
   w.shape = s;
   w.codes.resize(static_cast<size_t>(s.n * s.k));
@@ -158,22 +165,26 @@ StatusOr<LowBitWeights> ReadLowBitWeights(const ir::Node& node, std::span<const 
   w.scales.assign(scales->data<float>(), scales->data<float>() + s.n * kb);
   for (int64_t i = 0; i < s.n * kb; ++i) {
     if (!std::isfinite(w.scales[i])) {
-      return NodeError(node, "scales (" + node.input(kNBitsScales)->name() + ") element " +
-                                 Count(i) + " is not finite");
+      return NodeError(
+          node, Named(node, kNBitsScales, "scales") + " element " + Count(i) + " is not finite");
     }
   }
   w.zero_points.assign(static_cast<size_t>(s.n * kb), static_cast<float>(1 << (s.bits - 1)));
   if (const Tensor* zp = input(kNBitsZeroPoints)) {
     if (zp->dtype() == DataType::kFloat32) {
-      RETURN_IF_ERROR(
-          CheckCount(node, *zp, "zero_points", DataType::kFloat32, s.n * kb, "N * k_blocks"));
+      RETURN_IF_ERROR(CheckCount(node, *zp, kNBitsZeroPoints, "zero_points", DataType::kFloat32,
+                                 s.n * kb, "N * k_blocks"));
       w.zero_points.assign(zp->data<float>(), zp->data<float>() + s.n * kb);
       for (float v : w.zero_points) {
-        if (!std::isfinite(v)) return NodeError(node, "zero_points has a non-finite value");
+        if (!std::isfinite(v)) {
+          return NodeError(
+              node, Named(node, kNBitsZeroPoints, "zero_points") + " has a non-finite value");
+        }
       }
     } else {
       const int64_t row_bytes = (kb * s.bits + 7) / 8;
-      RETURN_IF_ERROR(CheckCount(node, *zp, "zero_points", DataType::kUint8, s.n * row_bytes,
+      RETURN_IF_ERROR(CheckCount(node, *zp, kNBitsZeroPoints, "zero_points", DataType::kUint8,
+                                 s.n * row_bytes,
                                  "N * ceil(k_blocks * bits / 8) (packed), or float32"));
       for (int64_t n = 0; n < s.n; ++n) {
         const uint8_t* row = zp->data<uint8_t>() + n * row_bytes;
@@ -182,7 +193,7 @@ StatusOr<LowBitWeights> ReadLowBitWeights(const ir::Node& node, std::span<const 
     }
   }
   if (const Tensor* bias = input(kNBitsBias)) {
-    RETURN_IF_ERROR(CheckCount(node, *bias, "bias", DataType::kFloat32, s.n, "N"));
+    RETURN_IF_ERROR(CheckCount(node, *bias, kNBitsBias, "bias", DataType::kFloat32, s.n, "N"));
     w.bias.assign(bias->data<float>(), bias->data<float>() + s.n);
   }
   return w;

@@ -140,6 +140,10 @@ Status PlanExecutor::Run(PlanBinding& binding, const std::string& what, bool pro
     }
     if (!status.ok()) {
       std::string context = step.op_type + " '" + step.node_name + "'";
+      // A kernel's NodeError names the node already ("MatMulNBits 'q': ...").
+      if (status.message().rfind(context + ": ", 0) == 0) {
+        return what.empty() ? status : status.WithContext(what);
+      }
       return status.WithContext(what.empty() ? context : what + ": " + context);
     }
     if (step.check_non_finite) {
