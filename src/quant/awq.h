@@ -9,6 +9,8 @@
 //     minimizing ||X W - X diag(1/s) Q(diag(s) W)||^2 with s_k = mean|x_k|^alpha
 //     (normalized so that sqrt(max s * min s) = 1) -> QuantSite::input_scale. alpha = 0 is
 //     plain RTN, so the search never does worse than RTN on the rows it sees.
+// A group = 1 Conv's input x [N, C, H, W] gives per-channel statistics over N, H, W and
+// im2col patches as the AWQ rows (conv_awq.h).
 #pragma once
 
 #include <cstdint>
