@@ -189,8 +189,8 @@ int CheckFlagsFitRecipe(const QuantizeCliOptions& cli, const quant::Recipe& reci
 // float weights to quantize.
 int CheckNotQuantized(const ir::Graph& graph, const std::string& path) {
   static const char* const kQuantizedOps[] = {
-      "QuantizeLinear", "DequantizeLinear", "QLinearConv",        "QLinearMatMul",
-      "MatMulNBits",    "MatMulInteger",    "ConvInteger",        "DynamicQuantizeLinear",
+      "QuantizeLinear", "DequantizeLinear",      "QLinearConv",         "QLinearMatMul",
+      "MatMulNBits",    "MatMulInteger",         "ConvInteger",         "DynamicQuantizeLinear",
       "QGemm",          "DynamicQuantizeMatMul", "MatMulIntegerToFloat"};
   std::map<std::string, int64_t> counts;  // op type -> nodes
   for (const ir::Node* node : graph.nodes()) {
