@@ -32,7 +32,9 @@ LayerDecision DecideConv(const ir::Node& node, const LayerContext& context) {
   const int64_t out_channels = transpose ? w[1] * groups : w[0];
   decision.conv_input_channels = in_channels;
   const bool first_layer = node.input(0)->is_graph_input();
-  if (!first_layer) {
+  // Weight-only (the recipe removed the activation quantizer): int8 activations are what
+  // small channel counts do not pay for; blocks are FitWeightBlocks' to check.
+  if (!first_layer && !context.weight_only) {
     if (in_channels < kMinChannels) {
       decision.skip_reason = Below("input channels", in_channels, kMinChannels);
     } else if (out_channels < kMinChannels) {

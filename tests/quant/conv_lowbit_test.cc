@@ -165,14 +165,15 @@ TEST(ConvLowBitTest, Int4RoundingAlongInputChannelsMatchesHandComputedBlocks) {
 }
 
 // Conv "a" 16 -> 48 (16 < one block of 32), "b" 48 -> 32 (48 not a multiple of 32), "d"
-// depthwise 32 (group 32), "e" 32 -> 32 (fits).
+// depthwise 32 (group 32), "e" 32 -> 32 (fits), "f" 32 -> 8 (fits: weight-only, so the
+// int8 rule "output channels = 8 < 16" does not apply).
 std::unique_ptr<ir::Graph> GuardModel() {
   ir::GraphBuilder b(21);
   ir::Value* x = b.Input("x", DataType::kFloat32, {1, 16, 8, 8});
   ir::Value* a = testing::Conv(b, x, "a", 16, 48);
   ir::Value* c = testing::Conv(b, a, "b", 48, 32);
   ir::Value* d = testing::Conv(b, c, "d", 32, 32, 3, 32);
-  b.Output(testing::Conv(b, d, "e", 32, 32));
+  b.Output(testing::Conv(b, testing::Conv(b, d, "e", 32, 32), "f", 32, 8));
   return b.Build();
 }
 
@@ -199,6 +200,9 @@ TEST(ConvLowBitTest, GuardsLeaveConvsFloatWithTheReasonOrFailWhenForced) {
   EXPECT_TRUE(e->weight_only);
   EXPECT_EQ(e->config.axis, 1);
   EXPECT_EQ(e->config.block_size, 32);
+  const QuantSite* f = testing::SiteFor(plan, "f", 1);
+  ASSERT_NE(f, nullptr) << (testing::Skipped(plan, "f") ? testing::Skipped(plan, "f")->reason : "");
+  EXPECT_TRUE(f->weight_only);
   // A rule naming b's quantizer exactly forces its block size: a usage error.
   const std::string forced = TempPath("forced.yaml");
   std::ofstream(forced) << "imports: {base: \"" << path << "\"}\nquantizers:\n  - $import: base\n"
