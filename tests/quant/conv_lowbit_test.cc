@@ -17,6 +17,7 @@
 #include "placement_test_util.h"
 #include "quant/recipe.h"
 #include "runtime/reference/registry.h"
+#include "runtime/session.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 
@@ -162,6 +163,35 @@ TEST(ConvLowBitTest, Int4RoundingAlongInputChannelsMatchesHandComputedBlocks) {
   auto ort = testing::RunOrtOn(q, "conv_int4", "x", x);
   ASSERT_TRUE(ort.ok()) << ort.status().ToString();
   EXPECT_LE(qtune::testing::MaxAbsDiff(*ort, *ours), 1e-4);
+}
+
+// A corrupt Conv block scale (one block too few along the input channels, or a NaN) is
+// refused when the model is loaded, naming the scale initializer, not folded or run.
+TEST(ConvLowBitTest, CorruptConvBlockScalesAreRefusedNamingTheScale) {
+  const std::string recipe = Int4ConvRecipe(16, "rtn");
+  auto result = Quantize(*OneConv(ConvWeights(4, 32)), recipe);
+  fs::remove(recipe);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  for (bool nan : {false, true}) {
+    SCOPED_TRACE(nan ? "NaN scale" : "scale count");
+    std::unique_ptr<ir::Graph> q = result->quantized->Clone();
+    ir::Node* dq = nullptr;
+    for (ir::Node* n : q->nodes()) {
+      if (n->op_type() == "DequantizeLinear") dq = n;
+    }
+    ASSERT_NE(dq, nullptr);
+    ir::Value* scale = dq->input(1);
+    Tensor bad = *Tensor::Allocate(DataType::kFloat32, nan ? std::vector<int64_t>{4, 2, 3, 3}
+                                                           : std::vector<int64_t>{4, 1, 3, 3});
+    for (float& v : bad.span<float>()) v = 0.1f;
+    if (nan) bad.data<float>()[5] = std::nanf("");
+    ASSERT_TRUE(q->SetInitializer(scale, std::move(bad)).ok());
+    auto session = runtime::Session::Create(*q, runtime::SessionOptions{});
+    ASSERT_FALSE(session.ok());
+    EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(session.status().message().find(scale->name()), std::string::npos)
+        << session.status().ToString();
+  }
 }
 
 // Conv "a" 16 -> 48 (16 < one block of 32), "b" 48 -> 32 (48 not a multiple of 32), "d"
