@@ -16,6 +16,7 @@
 #include "cli/redis_flags.h"
 #include "core/json_limits.h"
 #include "core/progress.h"
+#include "quant/recipe.h"
 #include "report/report.h"
 
 namespace qtune::cli {
@@ -55,6 +56,10 @@ int Autotune(AutotuneCliOptions& o) {
   }
   if (int code = CheckDirWritable("--work-dir", o.tune.work_dir); code != kExitOk) return code;
   if (int code = CheckOutputWritable("-o", o.tune.output_path); code != kExitOk) return code;
+  // The recipe as quantize takes it: what its YAML asks for is a usage error (exit 2).
+  if (auto recipe = quant::LoadRecipe(o.tune.recipe); !recipe.ok()) {
+    return ReportRecipeError(recipe.status());
+  }
   auto report = autotune::RunAutotune(o.tune);
   if (!report.ok()) return ReportAndExitCode(report.status());
   // report.html beside report.json (docs/report.md); failing to write it is a warning.

@@ -15,6 +15,7 @@
 #include "core/json_limits.h"
 #include "core/progress.h"
 #include "ir/onnx_io.h"
+#include "quant/recipe.h"
 #include "report/report.h"
 #include "tune/tune.h"
 
@@ -50,6 +51,10 @@ int TuneModel(TuneCliOptions& o) {
   o.tune.worker_executable = SelfExecutable();
   // Before calibration and measuring: the checkpoint, its .sha256 and report go there.
   if (int code = CheckOutputWritable("-o", o.output_path); code != kExitOk) return code;
+  // The recipe as quantize takes it: what its YAML asks for is a usage error (exit 2).
+  if (auto recipe = quant::LoadRecipe(o.tune.recipe); !recipe.ok()) {
+    return ReportRecipeError(recipe.status());
+  }
   if (o.json) SetProgressEnabled(false);
   o.tune.show_progress = !o.json;
   auto model = ir::LoadModel(o.model_path);

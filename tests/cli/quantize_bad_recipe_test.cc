@@ -1,6 +1,6 @@
-// `qtune quantize` on bad low-bit input (issue 27, docs/cli.md "How bad input is answered"):
-// a YAML recipe that asks for something invalid, or that the model or target cannot take,
-// is a usage error (exit 2) found before calibrating; a recipe file that is missing or not
+// `qtune quantize` (and autotune, tune) on bad low-bit input (issue 27, docs/cli.md "How bad input
+// is answered"): a YAML recipe that asks for something invalid, or that the model or target cannot
+// take, is a usage error (exit 2) found before calibrating; a recipe file that is missing or not
 // YAML, and a model that is already quantized (QDQ, int4, NVFP4, MXFP8, MatMulNBits), are
 // bad input (exit 3).
 #include <gtest/gtest.h>
@@ -99,6 +99,23 @@ TEST_F(QuantizeBadRecipeTest, RecipeFileMissingOrNotYamlIsBadInput) {
   }
   ExpectBeforeCalibration(Quantize(M("fmnist_resnet.onnx"), (dir_ / "missing.yaml").string()), 3,
                           "is neither a preset");
+}
+
+// autotune and tune take --recipe as quantize does, checked before anything else runs.
+TEST_F(QuantizeBadRecipeTest, AutotuneAndTuneAnswerABadRecipeLikeQuantize) {
+  const std::string bad = Write("bad.yaml", "quantizers:\n  - format: int5\n");
+  const std::string not_yaml = Write("notyaml.yaml", "quantizers: [\n");
+  const std::string common = M("fmnist_resnet.onnx") + " --calib " + M("calib_512.npy");
+  for (const auto& [recipe, code] : {std::pair{bad, 2}, std::pair{not_yaml, 3}}) {
+    SCOPED_TRACE(recipe);
+    CliResult a = RunQtuneCli("autotune " + common + " -o " + Out() + " --work-dir " +
+                              (dir_ / "wd").string() + " --mode quick --recipe " + recipe);
+    ExpectBeforeCalibration(a, code, recipe + ":");
+    CliResult t =
+        RunQtuneCli("tune " + common + " -o " + (dir_ / "t.qtc").string() + " --recipe " + recipe);
+    ExpectBeforeCalibration(t, code, recipe + ":");
+    EXPECT_FALSE(fs::exists(dir_ / "t.qtc"));
+  }
 }
 
 // Valid recipes that this model or target cannot take: found after loading the model,
