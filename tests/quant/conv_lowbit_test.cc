@@ -295,6 +295,19 @@ TEST(ConvLowBitTest, FmnistConvExportsRunInOrtAndAgreeWithQtune) {
     EXPECT_EQ(DequantizeFeedingConv(q), c.conv_dq);
     // The head's K = 64 is one int4 block: per channel, no MatMulNBits.
     EXPECT_EQ(testing::CountOps(q, "MatMulNBits"), 0);
+    // The engine folds every weight DequantizeLinear when it prepares the model: none runs
+    // per call, and the Convs run on their fp32 kernels.
+    auto session = runtime::Session::Create(q, runtime::SessionOptions{});
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto plan = (*session)->Prepare({{"input", {1, 1, 28, 28}}});
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    for (const runtime::PlanStep& step : (*plan)->steps) {
+      EXPECT_NE(step.op_type, "DequantizeLinear") << (*plan)->ToString();
+      if (step.op_type == "Conv" || step.op_type == "FusedConv") {
+        EXPECT_EQ(step.kernel->Describe().find("reference"), std::string::npos)
+            << (*plan)->ToString();
+      }
+    }
     auto ours = testing::RunQtune(q, "input", x);
     auto ort = testing::RunOrtOn(q, "conv_lowbit", "input", x);
     ASSERT_TRUE(ours.ok()) << ours.status().ToString();
