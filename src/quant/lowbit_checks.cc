@@ -40,9 +40,13 @@ Status CheckLowBitRecipe(const ir::Graph& graph, const Recipe& recipe, Target ta
   for (const ir::Node* node : graph.nodes()) {
     RETURN_IF_ERROR(CheckActivationQuantizer(*node, recipe));
     const std::string& op = node->op_type();
-    if ((op != "MatMul" && op != "Gemm") || node->num_inputs() < 2) continue;
+    const bool conv = op == "Conv";  // W [O, I / group, k...]: blocks along axis 1
+    if ((op != "MatMul" && op != "Gemm" && !conv) || node->num_inputs() < 2) continue;
     const ir::Value* w = node->input(1);
-    if (w == nullptr || !w->is_initializer() || w->initializer().rank() != 2) continue;
+    if (w == nullptr || !w->is_initializer() ||
+        (conv ? w->initializer().rank() < 3 : w->initializer().rank() != 2)) {
+      continue;
+    }
     const std::string name = node->name() + "/weight_quantizer";
     auto weight = ResolveQuantizer(recipe, name, op, std::nullopt);
     if (!weight) continue;
@@ -71,6 +75,13 @@ Status CheckLowBitRecipe(const ir::Graph& graph, const Recipe& recipe, Target ta
                                   " with zero points (symmetric: false); --target trt takes "
                                   "symmetric block weights only: drop symmetric: false or use "
                                   "--target cpu or ort");
+    }
+    if (conv && weight->config.algorithm != WeightAlgorithm::kRtn &&
+        weight->config.block_size <= 0 && !info.blockwise) {
+      return InvalidArgumentError(
+          where + " asks for algorithm " + WeightAlgorithmName(weight->config.algorithm) +
+          " on a Conv weight per output channel; clip and awq take Conv weights in blocks "
+          "only: add a block_size (16, 32, 64...) or use algorithm: rtn");
     }
     if (weight->block_size_forced) {
       QuantizerConfig config = weight->config;
