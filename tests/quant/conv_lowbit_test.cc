@@ -15,6 +15,7 @@
 #include "export_test_util.h"
 #include "passes/pipeline.h"
 #include "placement_test_util.h"
+#include "quant/lowbit_checks.h"
 #include "quant/recipe.h"
 #include "runtime/reference/registry.h"
 #include "runtime/session.h"
@@ -241,6 +242,12 @@ TEST(ConvLowBitTest, GuardsLeaveConvsFloatWithTheReasonOrFailWhenForced) {
   fs::remove(forced);
   fs::remove(path);
   ASSERT_TRUE(forced_recipe.ok()) << forced_recipe.status().ToString();
+  // Found before calibration (CheckLowBitRecipe: quantize exits 2) and by placement.
+  const Status usage = CheckLowBitRecipe(*model, *forced_recipe, Target::kCpu);
+  EXPECT_EQ(usage.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(usage.message().find("input channels = 48 is not a multiple of int4 block_size 32"),
+            std::string::npos)
+      << usage.ToString();
   auto failed = PlanQuantization(*model, *forced_recipe, Target::kCpu, sizes);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kInvalidArgument);
@@ -248,6 +255,22 @@ TEST(ConvLowBitTest, GuardsLeaveConvsFloatWithTheReasonOrFailWhenForced) {
                 "input channels = 48 is not a multiple of int4 block_size 32 of weight 'b_w'"),
             std::string::npos)
       << failed.status().ToString();
+}
+
+// clip / awq on a Conv weight without blocks (per output channel): a usage error.
+TEST(ConvLowBitTest, ClipOnAConvWithoutBlocksIsAUsageError) {
+  const std::string path = TempPath("clip8.yaml");
+  std::ofstream(path) << "quantizers:\n  - name: \"*\"\n    enable: false\n"
+                      << "  - name: \"*weight_quantizer\"\n    op: Conv\n    format: int8\n"
+                      << "    algorithm: clip\n";
+  auto recipe = LoadRecipe(path);
+  fs::remove(path);
+  ASSERT_TRUE(recipe.ok()) << recipe.status().ToString();
+  const Status status = CheckLowBitRecipe(*GuardModel(), *recipe, Target::kCpu);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("clip and awq take Conv weights in blocks only"),
+            std::string::npos)
+      << status.ToString();
 }
 
 struct FmnistData {
