@@ -11,6 +11,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/native_gemv_packed.h"
+#include "runtime/kernels/packed_gemv_kernel.h"
 
 namespace qtune::runtime {
 namespace {
@@ -61,42 +62,6 @@ std::optional<GemvProblem> DescribeMatMul(const KernelRequest& r) {
   for (size_t i = 0; i + 1 < a.size(); ++i) p.m *= a[i];
   return p;
 }
-
-class NativeGemvKernel final : public Kernel {
- public:
-  // `options.bias` is set from `bias` here.
-  NativeGemvKernel(std::unique_ptr<PackedGemvWeights> weights, std::vector<float> bias,
-                   Activation activation, int64_t rows, GemvOptions options)
-      : weights_(std::move(weights)),
-        bias_(std::move(bias)),
-        activation_(std::move(activation)),
-        rows_(rows),
-        options_(options) {
-    options_.bias = bias_.empty() ? nullptr : bias_.data();
-    options_.relu = activation_.op == "Relu" && !activation_.has_post_linear();
-    other_activation_ = !activation_.op.empty() && !options_.relu;
-  }
-
-  std::string Describe() const override {
-    return std::string("native:gemv:") + GemvIsaName(options_.isa);
-  }
-
-  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
-    const float* x = static_cast<const float*>(inputs[0].raw_data());
-    float* y = static_cast<float*>(outputs[0].raw_data());
-    RunGemv(*weights_, x, rows_, y, options_);
-    if (other_activation_) ApplyActivation(activation_, y, rows_ * weights_->n());
-    return Status::Ok();
-  }
-
- private:
-  std::unique_ptr<PackedGemvWeights> weights_;
-  std::vector<float> bias_;
-  Activation activation_;
-  int64_t rows_;
-  GemvOptions options_;
-  bool other_activation_ = false;
-};
 
 }  // namespace
 
@@ -149,8 +114,9 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
   GemvOptions options;
   options.threads = std::max(1, request.threads);
   options.isa = *isa;
-  choice.kernel = std::make_unique<NativeGemvKernel>(std::move(packed), std::move(p.bias),
-                                                     std::move(activation), p.m, options);
+  choice.kernel = std::make_unique<PackedGemvKernel<PackedGemvWeights>>(
+      "native:gemv:", &RunGemv, std::move(packed), std::move(p.bias), std::move(activation), p.m,
+      options);
   choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
   choice.output_layouts = {Layout::kPlain};
   return std::optional<KernelChoice>(std::move(choice));

@@ -14,47 +14,9 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/lowbit_gemv_packed.h"
+#include "runtime/kernels/packed_gemv_kernel.h"
 
 namespace qtune::runtime {
-namespace {
-
-class NativeLowBitKernel final : public Kernel {
- public:
-  NativeLowBitKernel(std::unique_ptr<PackedLowBitWeights> weights, std::vector<float> bias,
-                     Activation activation, int64_t rows, GemvOptions options)
-      : weights_(std::move(weights)),
-        bias_(std::move(bias)),
-        activation_(std::move(activation)),
-        rows_(rows),
-        options_(options) {
-    options_.bias = bias_.empty() ? nullptr : bias_.data();
-    options_.relu = activation_.op == "Relu" && !activation_.has_post_linear();
-    other_activation_ = !activation_.op.empty() && !options_.relu;
-  }
-
-  std::string Describe() const override {
-    return "native:lowbit_gemv:int" + std::to_string(weights_->bits()) + ":" +
-           GemvIsaName(options_.isa);
-  }
-
-  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
-    const float* x = static_cast<const float*>(inputs[kNBitsA].raw_data());
-    float* y = static_cast<float*>(outputs[0].raw_data());
-    RunLowBitGemv(*weights_, x, rows_, y, options_);
-    if (other_activation_) ApplyActivation(activation_, y, rows_ * weights_->n());
-    return Status::Ok();
-  }
-
- private:
-  std::unique_ptr<PackedLowBitWeights> weights_;
-  std::vector<float> bias_;
-  Activation activation_;
-  int64_t rows_;
-  GemvOptions options_;
-  bool other_activation_ = false;
-};
-
-}  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
@@ -93,8 +55,9 @@ StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const Kerne
   options.threads = std::max(1, request.threads);
   options.isa = *isa;
   KernelChoice choice;
-  choice.kernel = std::make_unique<NativeLowBitKernel>(std::move(packed), std::move(w.bias),
-                                                       ReadActivation(node), rows, options);
+  choice.kernel = std::make_unique<PackedGemvKernel<PackedLowBitWeights>>(
+      "native:lowbit_gemv:int" + std::to_string(s.bits) + ":", &RunLowBitGemv, std::move(packed),
+      std::move(w.bias), ReadActivation(node), rows, options);
   choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
   choice.output_layouts = {Layout::kPlain};
   return std::optional<KernelChoice>(std::move(choice));
