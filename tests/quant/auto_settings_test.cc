@@ -151,9 +151,11 @@ TEST(AutoResolve, UsageErrors) {
             std::string::npos);
   AutoSettings bad_format;
   bad_format.effective_bits = 12;
-  bad_format.candidate_formats = std::vector<std::string>{"int4"};
-  EXPECT_NE(Resolve(plain, true, bad_format).status().ToString().find("'int4' is not a format"),
-            std::string::npos);
+  bad_format.candidate_formats = std::vector<std::string>{"int5"};
+  const std::string unknown = Resolve(plain, true, bad_format).status().ToString();
+  EXPECT_NE(unknown.find("'int5' is not a format; use int4, nvfp4, int8, fp8, mxfp8, bf16, fp32"),
+            std::string::npos)
+      << unknown;
   Recipe fallback = Parse("accuracy_fallback: {min_sqnr_db: 40}\n");
   AutoSettings bits;
   bits.effective_bits = 12;
