@@ -1,7 +1,6 @@
 #include "runtime/kernels/lowbit_gemv_packed.h"
 
 #include <immintrin.h>
-#include <omp.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -290,13 +289,8 @@ StatusOr<std::unique_ptr<PackedLowBitWeights>> PackedLowBitWeights::Pack(const u
 
 void RunLowBitGemv(const PackedLowBitWeights& w, const float* x, int64_t rows, float* y,
                    const GemvOptions& options) {
-  const int64_t blocks = w.blocks();
-  if (options.threads <= 1 || blocks < 2) {
-    for (int64_t b = 0; b < blocks; ++b) Block(w, x, rows, y, b, options);
-    return;
-  }
-#pragma omp parallel for num_threads(options.threads) schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) Block(w, x, rows, y, b, options);
+  ForEachColumnBlock(w.blocks(), options.threads,
+                     [&](int64_t b) { Block(w, x, rows, y, b, options); });
 }
 
 }  // namespace qtune::runtime

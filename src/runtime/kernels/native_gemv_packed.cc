@@ -1,7 +1,6 @@
 #include "runtime/kernels/native_gemv_packed.h"
 
 #include <immintrin.h>
-#include <omp.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -186,13 +185,8 @@ StatusOr<std::unique_ptr<PackedGemvWeights>> PackedGemvWeights::Pack(const float
 
 void RunGemv(const PackedGemvWeights& w, const float* x, int64_t rows, float* y,
              const GemvOptions& options) {
-  const int64_t blocks = w.blocks();
-  if (options.threads <= 1 || blocks < 2) {
-    for (int64_t b = 0; b < blocks; ++b) Block(w, x, rows, y, b, options);
-    return;
-  }
-#pragma omp parallel for num_threads(options.threads) schedule(dynamic, 2)
-  for (int64_t b = 0; b < blocks; ++b) Block(w, x, rows, y, b, options);
+  ForEachColumnBlock(w.blocks(), options.threads,
+                     [&](int64_t b) { Block(w, x, rows, y, b, options); });
 }
 
 }  // namespace qtune::runtime

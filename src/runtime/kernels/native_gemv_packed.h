@@ -73,6 +73,20 @@ struct GemvOptions {
 
 // y[r, :] = x[r, :] W (+ bias) (ReLU) for r < rows; x is rows x K, y rows x N, both
 // row-major and dense. Every element of y is written, nothing outside it.
+// Calls block(b) for every column block b in [0, blocks): in order on this thread when
+// `threads` <= 1 or there is one block, else on `threads` OpenMP threads that take two
+// blocks at a time (dynamic, so that a thread that starts late holds back no fixed share).
+// The loop of RunGemv and RunLowBitGemv (lowbit_gemv_packed.h).
+template <typename Block>
+void ForEachColumnBlock(int64_t blocks, int threads, const Block& block) {
+  if (threads <= 1 || blocks < 2) {
+    for (int64_t b = 0; b < blocks; ++b) block(b);
+    return;
+  }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 2)
+  for (int64_t b = 0; b < blocks; ++b) block(b);
+}
+
 // REQUIRES: GemvIsaSupported(options.isa), rows >= 1.
 void RunGemv(const PackedGemvWeights& w, const float* x, int64_t rows, float* y,
              const GemvOptions& options);
