@@ -83,6 +83,60 @@ StatusOr<bool> TryFold(ir::Graph& graph, ir::Node* op) {
   return false;
 }
 
+// Mul(x, c) read only by group = 1 Convs as their input 0, c per input channel: each
+// Conv's W'[o, i, ...] = W[o, i, ...] * c[i] (zero padding stays zero), and the Mul goes.
+// AWQ's 1/s before a Conv (quant/weight_only_export.h) is such a Mul.
+StatusOr<bool> TryFoldInputScale(ir::Graph& graph, ir::Node* op) {
+  if (!IsDefaultDomain(*op) || op->op_type() != "Mul" || op->num_inputs() != 2) return false;
+  ir::Value* out = op->output(0);
+  if (out == nullptr || out->is_graph_output() || out->uses().empty()) return false;
+  for (size_t side = 0; side < 2; ++side) {
+    ir::Value* x = op->input(side);
+    ir::Value* constant = op->input(1 - side);
+    if (x == nullptr || x == constant || IsConstant(x)) continue;
+    std::optional<std::vector<double>> values;
+    bool ok = true;
+    for (const ir::Use& use : out->uses()) {
+      const ir::Node* conv = use.node;
+      const ir::Value* w = conv->input(1);
+      if (!IsDefaultDomain(*conv) || conv->op_type() != "Conv" || use.input_index != 0 ||
+          conv->GetInt("group", 1) != 1 || !IsConstant(w) ||
+          w->initializer().dtype() != DataType::kFloat32 || w->initializer().rank() < 3) {
+        ok = false;
+        break;
+      }
+      // The input channels are W's axis 1; PerChannel reads c like a conv output's channels.
+      auto v = PerChannel(constant, w->initializer().rank(), w->initializer().size(1));
+      if (!v || (values && *v != *values)) {
+        ok = false;
+        break;
+      }
+      values = std::move(v);
+    }
+    if (!ok || !values) continue;
+    std::vector<ir::Node*> convs;
+    for (const ir::Use& use : out->uses()) convs.push_back(use.node);
+    for (ir::Node* conv : convs) {
+      const Tensor& w = conv->input(1)->initializer();
+      Tensor scaled = *Tensor::Allocate(DataType::kFloat32, w.sizes());
+      const int64_t in = w.size(1), inner = w.num_elements() / (w.size(0) * in);
+      for (int64_t i = 0; i < w.num_elements(); ++i) {
+        const double c = (*values)[static_cast<size_t>((i / inner) % in)];
+        scaled.data<float>()[i] = static_cast<float>(w.data<float>()[i] * c);
+      }
+      RETURN_IF_ERROR(SetConvConstant(graph, conv, 1, std::move(scaled),
+                                      conv->input(1)->name() + "_in_scaled"));
+      graph.SetNodeInput(conv, 0, x);
+    }
+    RETURN_IF_ERROR(graph.RemoveNode(op));
+    if (!IsLive(constant) && !constant->is_graph_input() && constant->uses().empty()) {
+      RETURN_IF_ERROR(graph.RemoveValue(constant));
+    }
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 StatusOr<bool> FoldConvAffine(ir::Graph& graph, const PassOptions& options) {
@@ -90,6 +144,9 @@ StatusOr<bool> FoldConvAffine(ir::Graph& graph, const PassOptions& options) {
   // Each fold removes only the node it looks at, so later entries stay valid.
   for (ir::Node* node : graph.nodes()) {
     ASSIGN_OR_RETURN(bool folded, TryFold(graph, node));
+    if (!folded) {
+      ASSIGN_OR_RETURN(folded, TryFoldInputScale(graph, node));
+    }
     changed |= folded;
   }
   return changed;

@@ -14,6 +14,12 @@ namespace qtune::passes {
 // Exporters emit these as separate nodes (e.g. PaddlePaddle's affine blocks and
 // bias-less convolutions followed by an Add). Applies only when the conv output is read
 // by that one node and W (and B) are float32 initializers; the Mul/Add output name is kept.
+//
+// And on the input side: a Mul by a constant that varies only along the channels (scalar,
+// [C,1,1], [1,C,1,1]) whose output only group = 1 Convs read, as input 0, with float32
+// initializer weights: W'[o, i, ...] = W[o, i, ...] * c[i] and the Convs read the Mul's
+// input (the same up to float rounding: the zero padding of x * c is that of x). AWQ writes
+// such a Mul (1 / s) before each Conv it quantizes; folded, it costs nothing per call.
 StatusOr<bool> FoldConvAffine(ir::Graph& graph, const PassOptions& options);
 
 }  // namespace qtune::passes

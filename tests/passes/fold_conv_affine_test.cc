@@ -92,5 +92,56 @@ TEST(FoldConvAffineTest, ConvOutputReadTwiceIsLeftAlone) {
   EXPECT_FALSE(*changed);
 }
 
+// x[1,4,5,5] -> Mul(x, c) -> conv (pads 1, group) -> "y": a scale per input channel
+// (AWQ's 1/s before a Conv), read by the conv and, with `also_relu`, by a Relu too.
+std::unique_ptr<ir::Graph> BuildInputScale(std::vector<int64_t> shape, int64_t group,
+                                           bool also_relu) {
+  auto graph = std::make_unique<ir::Graph>();
+  graph->info().opset_imports[""] = 13;
+  ir::Value* x = *graph->AddInput("x", F32({1, 4, 5, 5}));
+  ir::Value* c = AddInit(*graph, "c", RandomTensor(shape, 3, 0.5f, 2.0f));
+  ir::Node* mul = AddOp(*graph, {.op_type = "Mul", .inputs = {x, c}, .outputs = {"scaled"}});
+  ir::Node* conv =
+      AddOp(*graph,
+            {.op_type = "Conv",
+             .inputs = {mul->output(0), AddInit(*graph, "w", RandomTensor({6, 4 / group, 3, 3}, 1)),
+                        AddInit(*graph, "b", RandomTensor({6}, 2))},
+             .outputs = {"y"},
+             .attributes = {ir::Attribute::Int("group", group),
+                            ir::Attribute::Ints("pads", {1, 1, 1, 1})}});
+  EXPECT_TRUE(graph->AddOutput(conv->output(0)).ok());
+  if (also_relu) {
+    ir::Node* relu =
+        AddOp(*graph, {.op_type = "Relu", .inputs = {mul->output(0)}, .outputs = {"r"}});
+    EXPECT_TRUE(graph->AddOutput(relu->output(0)).ok());
+  }
+  return graph;
+}
+
+TEST(FoldConvAffineTest, InputChannelScaleBeforeAConvFoldsIntoItsWeights) {
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{1, 4, 1, 1}, std::vector<int64_t>{4, 1, 1}, std::vector<int64_t>{1}}) {
+    std::unique_ptr<ir::Graph> before = BuildInputScale(shape, 1, false);
+    std::unique_ptr<ir::Graph> after = BuildInputScale(shape, 1, false);
+    auto changed = FoldConvAffine(*after, testing::ReferenceOptions());
+    ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+    EXPECT_TRUE(*changed);
+    EXPECT_EQ(CountOps(*after, "Mul"), 0);
+    EXPECT_EQ(after->FindValue("c"), nullptr);
+    EXPECT_VERIFIES(*after);
+    testing::ExpectSameOutputs(*before, *after);
+  }
+}
+
+TEST(FoldConvAffineTest, InputScaleReadByAnotherOpOrBeforeAGroupedConvIsLeftAlone) {
+  for (const auto& [group, relu] : {std::pair<int64_t, bool>{1, true}, {2, false}}) {
+    std::unique_ptr<ir::Graph> graph = BuildInputScale({1, 4, 1, 1}, group, relu);
+    auto changed = FoldConvAffine(*graph, testing::ReferenceOptions());
+    ASSERT_TRUE(changed.ok());
+    EXPECT_FALSE(*changed);
+    EXPECT_EQ(CountOps(*graph, "Mul"), 1);
+  }
+}
+
 }  // namespace
 }  // namespace qtune::passes
