@@ -137,14 +137,15 @@ TEST_F(QuantizeBadRecipeTest, LowBitRecipeTheModelOrTargetCannotTakeIsAUsageErro
                      "imports: {base: int8}\n$import: base\nquantizers:\n  - $import: base\n"
                      "  - name: \"*input_quantizer\"\n    block_size: 32\n")),
       2, "block_size applies to weights only");
-  // One rule's mxfp8 and another rule's block size: MX blocks are 32 wide.
+  // One rule's mxfp8 and another rule's block size: MX blocks are 32 wide (the first
+  // MatMul/Gemm/Conv weight the preset quantizes is named).
   ExpectBeforeCalibration(
       Quantize(M("fmnist_resnet.onnx"),
                Write("mx64.yaml",
                      "imports: {base: mxfp8}\nquantizers:\n  - $import: base\n"
                      "  - name: \"*weight_quantizer\"\n    block_size: 64\n")),
       2,
-      "quantizer '/fc/Gemm/weight_quantizer' (recipe rule " + (dir_ / "mx64.yaml").string() +
+      "_quantizer' (recipe rule " + (dir_ / "mx64.yaml").string() +
           ":4) is mxfp8, whose blocks have exactly 32 elements, but a rule gives it block_size "
           "64");
   // A block that does not divide K (the head's K is 64) in a rule naming the quantizer.
