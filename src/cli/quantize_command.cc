@@ -405,11 +405,12 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
                   "(default 0.75)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--auto", o->auto_mode,
-                "Per-layer format search: choose int8/fp8/bf16/fp32 per layer for "
+                "Per-layer format search: choose int4/nvfp4/int8/fp8/mxfp8/bf16/fp32 per layer for "
                 "--effective-bits B or --min-sqnr DB (docs/quantize.md, Auto mode)");
   cmd->add_option("--effective-bits", o->effective_bits,
-                  "--auto budget: bits per weight element, 8 (all int8) to 32 (all fp32)")
-      ->check(CLI::Range(8.0, 32.0));
+                  "--auto budget: bits per weight element, 4 to 32 (4.5 all nvfp4 or int4, 8 "
+                  "all int8, 32 all fp32)")
+      ->check(CLI::Range(4.0, 32.0));
   cmd->add_option("--latency-budget", o->latency_budget_ms,
                   "--auto budget: milliseconds per run in qtune's engine on one thread, each "
                   "layer's time measured per format")
@@ -419,8 +420,8 @@ void AddQuantizeCommand(CLI::App& app, int* exit_code) {
                   "latency (measured in qtune's engine)")
       ->check(CLI::IsMember({"weight", "latency"}));
   cmd->add_option("--candidate-formats", o->candidate_formats,
-                  "--auto: formats to choose from, e.g. int8,fp8,bf16,fp32 (default cpu: "
-                  "int8,bf16,fp32; trt: int8,fp8,fp32)");
+                  "--auto: formats to choose from: int4, nvfp4, int8, fp8, mxfp8, bf16, fp32 "
+                  "(default cpu: int8,bf16,fp32; trt: int8,fp8,fp32)");
   cmd->add_option("--score-size", o->score_size,
                   "--auto: calibration samples each candidate is scored on (default 8)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
