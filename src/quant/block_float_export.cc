@@ -55,7 +55,7 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
   if (consumers.empty()) return InvalidArgumentError(what + " has no reader to quantize for");
   if (!weight->is_initializer()) return InvalidArgumentError(what + " is not an initializer");
   const Tensor& w = weight->initializer();
-  // Conv readers (group = 1): W [O, I, k...] blocked along I (axis 1).
+  // Conv readers: W [O, I / group, k...] blocked along axis 1 (inside each group).
   const bool conv = consumers.front().first->op_type() == "Conv";
   if (w.dtype() != DataType::kFloat32 || (conv ? w.rank() < 3 : w.rank() != 2)) {
     return InvalidArgumentError(
@@ -66,11 +66,10 @@ StatusOr<BlockFloatExport> ExportBlockFloatWeight(
   for (const auto& [node, index] : consumers) {
     const std::optional<int> a = ReductionAxis(*node, static_cast<int>(w.rank()));
     const bool same_kind = (node->op_type() == "Conv") == conv;
-    if (index != 1 || !a.has_value() || !same_kind || (axis.has_value() && *a != *axis) ||
-        (conv && node->GetInt("group", 1) != 1)) {
+    if (index != 1 || !a.has_value() || !same_kind || (axis.has_value() && *a != *axis)) {
       return InvalidArgumentError(fmt::format(
           "{} is read by {} as input {}; every reader must be a MatMul or Gemm (or every one a "
-          "group = 1 Conv) reading it as input 1 along one reduction axis",
+          "Conv) reading it as input 1 along one reduction axis",
           what, node->DebugName(), index));
     }
     axis = a;

@@ -52,9 +52,10 @@ struct BlockFloatExport {
 };
 
 // Quantizes weight initializer `weight` (float32, 2-D) and rewires `consumers` (node,
-// input index 1; each a MatMul or Gemm with the same reduction axis, or each a group = 1
-// Conv: W [O, I, k...] blocked along I, axis 1). Errors name the weight: another op or
-// input index, not a 2-D (Conv: rank >= 3) float32 initializer, a non-finite element.
+// input index 1; each a MatMul or Gemm with the same reduction axis, or each a Conv:
+// W [O, I / group, k...] blocked along axis 1, inside each group). Errors name the
+// weight: another op or input index, not a 2-D (Conv: rank >= 3) float32 initializer, a
+// non-finite element.
 StatusOr<BlockFloatExport> ExportBlockFloatWeight(
     ir::Graph& graph, QuantFormat format, ir::Value* weight,
     const std::vector<std::pair<ir::Node*, int>>& consumers, BlockFloatLayout layout);

@@ -1,7 +1,8 @@
-// Block formats on Conv weights: a Conv weight W [O, I, k...] (group = 1) is blocked along
-// its input channels (axis 1), one scale per `block_size` input channels for each output
-// channel and kernel position. The int4/int8 rounding (block_weights.h) works on K x N
-// matrices blocked along K, so a Conv weight is seen as the matrix
+// Block formats on Conv weights: a Conv weight W [O, I, k...] (I: input channels per
+// group) is blocked along its axis 1, so inside each group: one scale per `block_size`
+// input channels for each output channel and kernel position. The int4/int8 rounding
+// (block_weights.h) works on K x N matrices blocked along K, so a Conv weight is seen as
+// the matrix
 //
 //   M [K = I][N = O * S]   with M[i][o * S + s] = W[o][i][s]   (S = prod k..., s the
 //                                                               flattened kernel position)

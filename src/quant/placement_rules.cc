@@ -187,15 +187,11 @@ std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config) {
     return what + ": block formats apply to 2-D MatMul/Gemm and Conv weights only";
   }
   std::string k_name = "K";
+  const int64_t groups = conv ? node.GetInt("group", 1) : 1;
   if (conv) {
-    // Blocks run along a Conv weight's input channels (axis 1 of [O, I / group, k...]).
-    // A grouped conv's blocks would have to stay inside one group: not done.
-    const int64_t groups = node.GetInt("group", 1);
-    if (groups != 1) {
-      return what + ": grouped conv (group = " + std::to_string(groups) +
-             "); block formats take group = 1 convs only";
-    }
-    k_name = "input channels";
+    // Blocks run along a Conv weight's input channels, axis 1 of [O, I / group, k...]: a
+    // grouped conv's blocks stay inside one group (a depthwise conv's hold one channel).
+    k_name = groups == 1 ? "input channels" : "input channels per group";
   }
   const int64_t k = w[*axis];
   config.axis = *axis;
@@ -204,6 +200,11 @@ std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config) {
   }
   if (k % config.block_size != 0) {
     return k_name + " = " + std::to_string(k) + " is not a multiple of " + what;
+  }
+  if (groups != 1 && config.algorithm != WeightAlgorithm::kRtn) {
+    return std::string(WeightAlgorithmName(config.algorithm)) +
+           " on a grouped conv (group = " + std::to_string(groups) +
+           "): clip and awq take group = 1 convs only (rtn does)";
   }
   return "";
 }

@@ -46,9 +46,9 @@ std::optional<int> ReductionAxis(const ir::Node& node, int weight_rank);
 // A weight config that needs blocks (block_size > 0, or a blockwise format): sets
 // config.axis to the reduction axis and config.block_size (the format's default when 0).
 // Returns why the block does not fit the weight ("" when it fits or no blocks are
-// asked): not a 2-D Gemm/MatMul or a group = 1 Conv constant weight (grouped and
-// depthwise convs are refused), the reduction axis (a Conv's input channels) shorter than
-// a block, or not a multiple of it. REQUIRES: node.input(1) is an initializer.
+// asked): not a 2-D Gemm/MatMul or a Conv constant weight, the reduction axis (a Conv's
+// input channels per group) shorter than a block, or not a multiple of it; clip or awq on
+// a grouped conv. REQUIRES: node.input(1) is an initializer.
 std::string FitWeightBlocks(const ir::Node& node, QuantizerConfig& config);
 
 // REQUIRES: node.op_type() is Conv, ConvTranspose, Gemm or MatMul.

@@ -41,9 +41,6 @@ StatusOr<LowBitWeight> QuantizeConvLowBitWeight(const ir::Node& layer, const Qua
                     "float32 of rank >= 3",
                     what, DataTypeName(weight.dtype()), weight.rank()));
   }
-  if (layer.GetInt("group", 1) != 1) {
-    return InvalidArgumentError(what + ": block formats take group = 1 convs only");
-  }
   if (c.bits != 4 && c.bits != 8) {
     return InvalidArgumentError(fmt::format("{}: {} bits are not supported", what, c.bits));
   }

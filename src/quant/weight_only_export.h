@@ -13,9 +13,10 @@
 //     transA = 0) becomes MatMulNBits + Add(C).
 //   AWQ (site.input_scale = s): the weight is quantized as diag(s) W and the activation
 //     the layer reads is multiplied by 1 / s (a Mul with a [K] constant before the layer).
-//   Conv (group = 1): blocks along the input channels (conv_weight_blocks.h): codes in the
-//     weight's layout, DequantizeLinear(axis = 1, block_size) -> Conv, for every target
-//     (no MatMulNBits for Conv); AWQ's 1 / s is a [1, C, 1, 1] Mul on the conv's input.
+//   Conv: blocks along W's axis 1, the input channels of each group (conv_weight_blocks.h):
+//     codes in the weight's layout, DequantizeLinear(axis = 1, block_size) -> Conv, for
+//     every target (no MatMulNBits for Conv); AWQ's 1 / s (group = 1 convs only) is a
+//     [1, C, 1, 1] Mul on the conv's input.
 #pragma once
 
 #include <optional>
@@ -31,7 +32,7 @@ namespace qtune::quant {
 // True when `site` (a weight) needs this path rather than the per-channel int8/fp8 one.
 bool UsesLowBitPath(const QuantSite& site);
 
-// The weight of `site` as read by `layer` (a MatMul, Gemm or group = 1 Conv reading it as
+// The weight of `site` as read by `layer` (a MatMul, Gemm or Conv reading it as
 // input 1), quantized: the K x N matrix, whether the initializer is [N, K] (Gemm transB) and the
 // reduction axis. Errors name the weight: not 2-D, K not a multiple of the block, an
 // input_scale / input_mean_square of the wrong length.

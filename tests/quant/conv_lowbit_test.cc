@@ -1,10 +1,12 @@
 // Block formats on Conv weights (issue 27): int4 blockwise rounding along the input
 // channels pinned against hand-computed scales and codes and against the reference
 // DequantizeLinear, the guards (input channels not a multiple of the block, shorter than
-// one, grouped / depthwise convs, a forced block size), the export folded to fp32 weights
+// one, depthwise convs, clip/awq on grouped convs, a forced block size), grouped convs
+// blocked inside each group, the export folded to fp32 weights
 // at compile time, qtune against ONNX Runtime on Conv int4 / NVFP4 / MXFP8 exports of the
 // Fashion-MNIST ResNet, and its held-out top-1 against fp32.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -27,8 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Per process: ctest runs the tests of this file in parallel processes.
 std::string TempPath(const std::string& name) {
-  return (fs::temp_directory_path() / ("qtune_conv_lowbit_" + name)).string();
+  return (fs::temp_directory_path() /
+          ("qtune_conv_lowbit_" + std::to_string(getpid()) + "_" + name))
+      .string();
 }
 
 // int4 (block `block`, awq or rtn) on every Conv and Gemm weight; the rest removed.
@@ -196,7 +201,8 @@ TEST(ConvLowBitTest, CorruptConvBlockScalesAreRefusedNamingTheScale) {
 }
 
 // Conv "a" 16 -> 48 (16 < one block of 32), "b" 48 -> 32 (48 not a multiple of 32), "d"
-// depthwise 32 (group 32), "e" 32 -> 32 (fits), "f" 32 -> 8 (fits: weight-only, so the
+// depthwise 32 (group 32: one input channel per group), "e" 32 -> 64 (fits), "g" 64 -> 64
+// in 2 groups (32 input channels per group: fits), "f" 64 -> 8 (fits: weight-only, so the
 // int8 rule "output channels = 8 < 16" does not apply).
 std::unique_ptr<ir::Graph> GuardModel() {
   ir::GraphBuilder b(21);
@@ -204,7 +210,8 @@ std::unique_ptr<ir::Graph> GuardModel() {
   ir::Value* a = testing::Conv(b, x, "a", 16, 48);
   ir::Value* c = testing::Conv(b, a, "b", 48, 32);
   ir::Value* d = testing::Conv(b, c, "d", 32, 32, 3, 32);
-  b.Output(testing::Conv(b, testing::Conv(b, d, "e", 32, 32), "f", 32, 8));
+  ir::Value* e = testing::Conv(b, d, "e", 32, 64);
+  b.Output(testing::Conv(b, testing::Conv(b, e, "g", 64, 64, 3, 2), "f", 64, 8));
   return b.Build();
 }
 
@@ -218,9 +225,7 @@ TEST(ConvLowBitTest, GuardsLeaveConvsFloatWithTheReasonOrFailWhenForced) {
   const std::map<std::string, std::string> expected = {
       {"a", "input channels = 16 < int4 block_size 32 (one block)"},
       {"b", "input channels = 48 is not a multiple of int4 block_size 32"},
-      {"d",
-       "int4 block_size 32: grouped conv (group = 32); block formats take group = 1 convs "
-       "only"}};
+      {"d", "input channels per group = 1 < int4 block_size 32 (one block)"}};
   for (const auto& [node, reason] : expected) {
     const SkippedLayer* s = testing::Skipped(plan, node);
     ASSERT_NE(s, nullptr) << node;
@@ -231,9 +236,23 @@ TEST(ConvLowBitTest, GuardsLeaveConvsFloatWithTheReasonOrFailWhenForced) {
   EXPECT_TRUE(e->weight_only);
   EXPECT_EQ(e->config.axis, 1);
   EXPECT_EQ(e->config.block_size, 32);
-  const QuantSite* f = testing::SiteFor(plan, "f", 1);
-  ASSERT_NE(f, nullptr) << (testing::Skipped(plan, "f") ? testing::Skipped(plan, "f")->reason : "");
-  EXPECT_TRUE(f->weight_only);
+  for (const char* name : {"f", "g"}) {
+    const QuantSite* site = testing::SiteFor(plan, name, 1);
+    ASSERT_NE(site, nullptr) << name << ": "
+                             << (testing::Skipped(plan, name) ? testing::Skipped(plan, name)->reason
+                                                              : "");
+    EXPECT_TRUE(site->weight_only);
+  }
+  // clip / awq on a grouped conv (its input-channel statistics span the groups): float.
+  const std::string awq_path = Int4ConvRecipe(32, "awq");
+  auto awq = LoadRecipe(awq_path);
+  fs::remove(awq_path);
+  ASSERT_TRUE(awq.ok()) << awq.status().ToString();
+  QuantPlan awq_plan = testing::PlanOrDie(*model, *awq, Target::kCpu, sizes);
+  const SkippedLayer* g = testing::Skipped(awq_plan, "g");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->reason,
+            "awq on a grouped conv (group = 2): clip and awq take group = 1 convs only (rtn does)");
   // A rule naming b's quantizer exactly forces its block size: a usage error.
   const std::string forced = TempPath("forced.yaml");
   std::ofstream(forced) << "imports: {base: \"" << path << "\"}\nquantizers:\n  - $import: base\n"
@@ -271,6 +290,44 @@ TEST(ConvLowBitTest, ClipOnAConvWithoutBlocksIsAUsageError) {
   EXPECT_NE(status.message().find("clip and awq take Conv weights in blocks only"),
             std::string::npos)
       << status.ToString();
+}
+
+// A grouped conv's blocks stay inside each group (W's axis 1): qtune and ONNX Runtime agree
+// on the int4 QDQ and the nvfp4 --target ort exports of the guard model.
+TEST(ConvLowBitTest, GroupedConvExportsRunInOrtAndAgree) {
+  auto model = GuardModel();
+  std::vector<float> xs(16 * 64);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(0.05f * static_cast<float>(i));
+  const Tensor x = Tensor::FromVector<float>({1, 16, 8, 8}, xs);
+  auto fp32 = testing::RunQtune(*model, "x", x);
+  ASSERT_TRUE(fp32.ok()) << fp32.status().ToString();
+  const std::string int4 = Int4ConvRecipe(32, "rtn");
+  for (const auto& [recipe, target] :
+       {std::pair<std::string, Target>{int4, Target::kCpu}, {"nvfp4", Target::kOrt}}) {
+    SCOPED_TRACE(recipe);
+    auto result = Quantize(*model, recipe, target);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    const ir::Graph& q = *result->quantized;
+    const ir::Node* g = q.FindNode("g");
+    ASSERT_NE(g, nullptr);
+    ASSERT_NE(g->input(1)->producer(), nullptr);
+    EXPECT_EQ(g->input(1)->producer()->op_type(), "DequantizeLinear");
+    auto ours = testing::RunQtune(q, "x", x);
+    ASSERT_TRUE(ours.ok()) << ours.status().ToString();
+    const double error = qtune::testing::RelativeL2(*ours, *fp32);
+    std::printf("[ grouped ] %s: relative L2 vs fp32 %.4f\n", recipe.c_str(), error);
+    // These weights take 13 values (0.01 * (-6..6)): E2M1 rounds 0.05 to 0.04 or 0.06
+    // in every block, and nvfp4 quantizes 5 convs in a row (int4 block 32: 3).
+    EXPECT_LT(error, target == Target::kOrt ? 0.5 : 0.2);
+    if (!qtune::testing::OrtAvailable()) {
+      fs::remove(int4);
+      QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime (tools/ort) is not installed";
+    }
+    auto ort = testing::RunOrtOn(q, "grouped_conv", "x", x);
+    ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+    EXPECT_LE(qtune::testing::RelativeL2(*ort, *ours), 1e-5);
+  }
+  fs::remove(int4);
 }
 
 struct FmnistData {
