@@ -5,10 +5,7 @@
 //   [--min-sqnr DB [--fallback-samples N] [--max-float-fraction F]]
 //   [--auto (--effective-bits B | --min-sqnr DB | --latency-budget MS) [--cost-model M]
 //    [--candidate-formats F,F] [--score-size N] [--cost-excluded-layers GLOB,GLOB]]
-#include <fmt/format.h>
-
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -186,23 +183,10 @@ int CheckFlagsFitRecipe(const QuantizeCliOptions& cli, const quant::Recipe& reci
 
 // A model that already holds Q/DQ pairs or quantized ops (an int4, NVFP4 or MXFP8 export,
 // ONNX Runtime's MatMulNBits) was quantized before; quantizing it again would find no
-// float weights to quantize.
+// float weights to quantize. (QuantizeModel refuses it too; this says it with the path.)
 int CheckNotQuantized(const ir::Graph& graph, const std::string& path) {
-  static const char* const kQuantizedOps[] = {
-      "QuantizeLinear", "DequantizeLinear",      "QLinearConv",         "QLinearMatMul",
-      "MatMulNBits",    "MatMulInteger",         "ConvInteger",         "DynamicQuantizeLinear",
-      "QGemm",          "DynamicQuantizeMatMul", "MatMulIntegerToFloat"};
-  std::map<std::string, int64_t> counts;  // op type -> nodes
-  for (const ir::Node* node : graph.nodes()) {
-    for (const char* op : kQuantizedOps) {
-      if (node->op_type() == op) ++counts[op];
-    }
-  }
-  if (counts.empty()) return kExitOk;
-  std::string found;
-  for (const auto& [op, n] : counts) {
-    found += fmt::format("{}{} {} node{}", found.empty() ? "" : ", ", n, op, n == 1 ? "" : "s");
-  }
+  const std::string found = quant::QuantizedOpsIn(graph);
+  if (found.empty()) return kExitOk;
   std::fprintf(stderr,
                "qtune: error: %s is already quantized (%s); quantize the float model it "
                "came from, or check it with `qtune eval FLOAT.onnx %s`\n",

@@ -74,8 +74,30 @@ Status CalibrateSites(const ir::Graph& graph, QuantPlan& plan, CalibrationSource
 
 }  // namespace
 
+std::string QuantizedOpsIn(const ir::Graph& model) {
+  static const char* const kQuantizedOps[] = {
+      "QuantizeLinear", "DequantizeLinear",      "QLinearConv",         "QLinearMatMul",
+      "MatMulNBits",    "MatMulInteger",         "ConvInteger",         "DynamicQuantizeLinear",
+      "QGemm",          "DynamicQuantizeMatMul", "MatMulIntegerToFloat"};
+  std::map<std::string, int64_t> counts;  // op type -> nodes
+  for (const ir::Node* node : model.nodes()) {
+    for (const char* op : kQuantizedOps) {
+      if (node->op_type() == op) ++counts[op];
+    }
+  }
+  std::string found;
+  for (const auto& [op, n] : counts) {
+    found += fmt::format("{}{} {} node{}", found.empty() ? "" : ", ", n, op, n == 1 ? "" : "s");
+  }
+  return found;
+}
+
 StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
                                             const QuantizeModelOptions& options) {
+  if (const std::string found = QuantizedOpsIn(model); !found.empty()) {
+    return InvalidArgumentError("the model is already quantized (" + found +
+                                "); quantize the float model it came from");
+  }
   QuantizeModelResult result;
   result.float_graph = model.Clone();
   passes::PassOptions pass_options;

@@ -70,8 +70,15 @@ struct QuantizeModelResult {
   std::string calibration_source;          // CalibrationSource::Describe()
 };
 
-// Errors: no calibration data without random_calibration (InvalidArgument, says what to
-// pass), a recipe that does not load or contradicts the settings, and every stage's own.
+// The quantized ops a model already holds ("2 MatMulNBits nodes, 40 DequantizeLinear
+// nodes"): Q/DQ pairs, QLinear* and *Integer ops, ONNX Runtime's MatMulNBits. "" for a float
+// model.
+std::string QuantizedOpsIn(const ir::Graph& model);
+
+// Errors: a model that is already quantized (InvalidArgument listing QuantizedOpsIn: its
+// float weights are gone), no calibration data without random_calibration
+// (InvalidArgument, says what to pass), a recipe that does not load or contradicts the
+// settings, and every stage's own.
 StatusOr<QuantizeModelResult> QuantizeModel(const ir::Graph& model,
                                             const QuantizeModelOptions& options);
 

@@ -90,6 +90,29 @@ TEST(QuantizeE2eTest, MissingCalibrationDataIsAnError) {
   EXPECT_NE(result.status().message().find("--random-calibration"), std::string::npos);
 }
 
+// The library refuses what the CLI refuses (exit 3 there): a model quantized before, here
+// qtune's own int8 export and its int4 --target ort export (the CLI tests add MatMulNBits).
+TEST(QuantizeE2eTest, AnAlreadyQuantizedModelIsRefused) {
+  auto model = ir::LoadModel(testing::FmnistModelPath());
+  ASSERT_TRUE(model.ok());
+  for (auto [recipe, target] : {std::pair{"int8", Target::kCpu}, {"int4", Target::kOrt}}) {
+    QuantizeModelOptions options;
+    options.recipe = recipe;
+    options.target = target;
+    options.calib_specs = {testing::FmnistCalibPath()};
+    options.show_progress = false;
+    auto first = QuantizeModel(**model, options);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    auto again = QuantizeModel(*first->quantized, options);
+    ASSERT_FALSE(again.ok()) << recipe;
+    EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(again.status().message().find("already quantized ("), std::string::npos)
+        << again.status().ToString();
+    EXPECT_NE(again.status().message().find("DequantizeLinear node"), std::string::npos)
+        << again.status().ToString();
+  }
+}
+
 TEST(QuantizeE2eTest, ReportOnlyBuildsTheSummaryWithoutAModel) {
   auto model = ir::LoadModel(testing::FmnistModelPath());
   ASSERT_TRUE(model.ok());
