@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/npy.h"
+#include "auto_fmnist_plan.h"
 #include "export_test_util.h"
 #include "ir/onnx_io.h"
 #include "quant/auto_sensitivity.h"
@@ -24,27 +25,8 @@
 namespace qtune::quant {
 namespace {
 
-struct Prepared {
-  QuantizeModelResult result;
-  Recipe recipe;
-  InputSizes sizes;
-};
-
-// The fmnist plan for `recipe`, calibrated and guarded, not exported.
-Prepared Prepare(const std::string& recipe) {
-  auto model = ir::LoadModel(testing::FmnistModelPath());
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  QuantizeModelOptions options;
-  options.recipe = recipe;
-  options.calib_specs = {testing::FmnistCalibPath()};
-  options.show_progress = false;
-  options.export_model = false;
-  auto result = QuantizeModel(**model, options);
-  EXPECT_TRUE(result.ok()) << result.status().ToString();
-  auto loaded = LoadRecipe(recipe);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return {std::move(result).value(), *loaded, {{"input", {32, 1, 28, 28}}}};
-}
+using testing::Prepared;
+Prepared Prepare(const std::string& recipe) { return testing::PrepareFmnist(recipe); }
 
 AutoOptions Options(std::vector<AutoFormat> formats) {
   AutoOptions o;
