@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/npy.h"
 #include "export_test_util.h"
@@ -169,6 +170,61 @@ TEST(ConvLowBitTest, Int4RoundingAlongInputChannelsMatchesHandComputedBlocks) {
   auto ort = testing::RunOrtOn(q, "conv_int4", "x", x);
   ASSERT_TRUE(ort.ok()) << ort.status().ToString();
   EXPECT_LE(qtune::testing::MaxAbsDiff(*ort, *ours), 1e-4);
+}
+
+// Samples [n, 32, 6, 6] whose input channels 0..3 are 30x the others (salient channels).
+Tensor SalientInputs(int64_t n, uint32_t seed) {
+  std::vector<float> x(static_cast<size_t>(n * 32 * 36));
+  uint32_t state = seed;
+  for (size_t i = 0; i < x.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    const float u = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
+    x[i] = (i / 36) % 32 < 4 ? 30.0f * u : u;
+  }
+  return Tensor::FromVector<float>({n, 32, 6, 6}, x);
+}
+
+// AWQ's per-input-channel scales (searched on im2col patches) and the clip search lower a
+// Conv's output error against RTN when some input channels are salient; ORT runs the AWQ
+// export (its Mul(x, 1/s) on the conv input) like qtune.
+TEST(ConvLowBitTest, AwqAndClipBeatRtnOnAConvWithSalientInputChannels) {
+  auto model = OneConv(ConvWeights(4, 32));
+  const std::string calib = TempPath("salient.npy");
+  ASSERT_TRUE(WriteNpy(calib, SalientInputs(16, 1)).ok());
+  std::map<std::string, double> error;
+  for (int sample = 0; sample < 4; ++sample) {
+    const Tensor x = testing::Rows(SalientInputs(4, 7), sample, 1);
+    auto fp32 = testing::RunQtune(*model, "x", x);
+    ASSERT_TRUE(fp32.ok());
+    for (const std::string algorithm : {"rtn", "clip", "awq"}) {
+      const std::string recipe = Int4ConvRecipe(16, algorithm);
+      QuantizeModelOptions options;
+      options.recipe = recipe;
+      options.show_progress = false;
+      options.calib_specs = {calib};
+      auto result = QuantizeModel(*model, options);
+      fs::remove(recipe);
+      ASSERT_TRUE(result.ok()) << algorithm << ": " << result.status().ToString();
+      auto out = testing::RunQtune(*result->quantized, "x", x);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      error[algorithm] += qtune::testing::RelativeL2(*out, *fp32);
+      if (algorithm == "awq" && sample == 0) {
+        ASSERT_EQ(result->plan.sites.size(), 1u);
+        EXPECT_EQ(result->plan.sites[0].input_scale.size(), 32u);
+        EXPECT_EQ(testing::CountOps(*result->quantized, "Mul"), 1);  // x * (1 / s)
+        if (qtune::testing::OrtAvailable()) {
+          auto ort = testing::RunOrtOn(*result->quantized, "conv_awq", "x", x);
+          ASSERT_TRUE(ort.ok()) << ort.status().ToString();
+          EXPECT_LE(qtune::testing::RelativeL2(*ort, *out), 1e-5);
+        }
+      }
+    }
+  }
+  fs::remove(calib);
+  std::printf("[ conv awq ] relative L2 vs fp32 over 4 inputs: rtn %.4f, clip %.4f, awq %.4f\n",
+              error["rtn"] / 4, error["clip"] / 4, error["awq"] / 4);
+  EXPECT_LT(error["awq"], error["rtn"]);
+  EXPECT_LE(error["clip"], error["rtn"]);
 }
 
 // A corrupt Conv block scale (one block too few along the input channels, or a NaN) is
