@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "autotune/model_blobs.h"
 #include "core/file_io.h"
 #include "core/logging.h"
 #include "core/sha256.h"
@@ -160,6 +161,7 @@ std::optional<RedisBenchmark::FileIdentity> RedisBenchmark::IdentityOf(const std
 StatusOr<std::string> RedisBenchmark::Upload(const std::string& path) {
   if (uploaded_on_connect_ != client_.connects()) {
     uploaded_.clear();  // a new connection: the server may have restarted without the data
+    uploaded_blobs_.clear();
     uploaded_on_connect_ = client_.connects();
   }
   // The same file as last time (same inode, size and modification time: files are
@@ -168,21 +170,48 @@ StatusOr<std::string> RedisBenchmark::Upload(const std::string& path) {
   const std::optional<FileIdentity> identity = IdentityOf(path);
   auto it = uploaded_.find(path);
   if (it != uploaded_.end() && identity.has_value() && it->second.identity == *identity) {
+    bool all_there = true;
+    for (const std::string& blob : it->second.blobs) {
+      ASSIGN_OR_RETURN(RedisReply r, client_.Command({"EXPIRE", keys_.blob(blob),
+                                                      std::to_string(kModelTtlS)}));
+      all_there = all_there && r.integer == 1;
+    }
     ASSIGN_OR_RETURN(RedisReply r, client_.Command({"EXPIRE", keys_.model(it->second.sha),
                                                     std::to_string(kModelTtlS)}));
-    if (r.integer == 1) return it->second.sha;
+    if (all_there && r.integer == 1) return it->second.sha;
   }
   ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  const std::string sha = Sha256Hex(bytes);
-  ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SET", keys_.model(sha), bytes, "EX",
-                                                  std::to_string(kModelTtlS)}));
+  // Big tensors become blobs named by their SHA-256; each is uploaded once (model_blobs.h).
+  SplitModel split = SplitModelBytes(std::move(bytes));
+  RETURN_IF_ERROR(UploadBlobs(split.blobs));  // before the skeleton that names them
+  ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SET", keys_.model(split.sha256), split.bytes,
+                                                  "EX", std::to_string(kModelTtlS)}));
+  bytes_uploaded_ += static_cast<int64_t>(split.bytes.size());
+  ++models_uploaded_;
   // Read after the bytes: a file replaced meanwhile gets a new identity, never the old sha.
   if (identity.has_value() && IdentityOf(path) == identity) {
-    uploaded_[path] = Uploaded{*identity, sha};
+    Uploaded& u = uploaded_[path];
+    u = Uploaded{*identity, split.sha256, {}};
+    for (const auto& [sha, blob] : split.blobs) u.blobs.push_back(sha);
   } else {
     uploaded_.erase(path);
   }
-  return sha;
+  return split.sha256;
+}
+
+Status RedisBenchmark::UploadBlobs(const std::vector<std::pair<std::string, std::string>>& blobs) {
+  for (const auto& [sha, bytes] : blobs) {
+    if (uploaded_blobs_.count(sha)) {
+      ASSIGN_OR_RETURN(RedisReply r,
+                       client_.Command({"EXPIRE", keys_.blob(sha), std::to_string(kModelTtlS)}));
+      if (r.integer == 1) continue;  // still there
+    }
+    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SET", keys_.blob(sha), bytes, "EX",
+                                                    std::to_string(kModelTtlS)}));
+    uploaded_blobs_.insert(sha);
+    bytes_uploaded_ += static_cast<int64_t>(bytes.size());
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::string> RedisBenchmark::Submit(const Job& job) {
@@ -455,9 +484,10 @@ std::string RedisBenchmark::Describe() const {
     workers += fmt::format("{}{} {} jobs", workers.empty() ? "" : ", ", name, s.jobs);
     if (span > 0 && s.jobs > 1) workers += fmt::format(" {:.2f}/s", (s.jobs - 1) / span);
   }
-  return fmt::format("redis {} queue {} ({} workers seen{}{})", client_.url().Redacted(),
-                     options_.queue, std::max<size_t>(workers_seen_, worker_stats_.size()),
-                     workers.empty() ? "" : ": ", workers);
+  return fmt::format("redis {} queue {} ({} workers seen{}{}; uploaded {:.1f} MB for {} models)",
+                     client_.url().Redacted(), options_.queue,
+                     std::max<size_t>(workers_seen_, worker_stats_.size()),
+                     workers.empty() ? "" : ": ", workers, bytes_uploaded_ / 1e6, models_uploaded_);
 }
 
 }  // namespace qtune::autotune

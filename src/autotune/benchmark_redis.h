@@ -72,6 +72,9 @@ class RedisBenchmark : public Benchmark {
   // yet of the last batch handed to MeasureMany, each worker's measurements per second.
   std::string ProgressNote() const override;
   double transfer_seconds() const override { return transfer_s_; }
+  // Bytes SET in Redis (skeletons and blobs) and models uploaded, since Create().
+  int64_t bytes_uploaded() const { return bytes_uploaded_; }
+  int64_t models_uploaded() const { return models_uploaded_; }
 
   // The machine every result must come from ("" with allow_mixed_workers).
   const std::string& required_machine() const { return required_machine_; }
@@ -81,8 +84,12 @@ class RedisBenchmark : public Benchmark {
   // Heartbeats of the live workers, by name (unreadable ones are skipped with a warning).
   StatusOr<std::map<std::string, WorkerHeartbeat>> LiveWorkers();
   Status ChooseMachine(const std::map<std::string, WorkerHeartbeat>& workers);
-  // Puts the model's bytes under its SHA-256 (once per connection), returns the SHA.
+  // Puts the model under its SHA-256 (once per connection), returns the SHA: its skeleton
+  // (model_blobs.h) as model:<sha>, and each big tensor not uploaded on this connection yet
+  // as blob:<sha> (the others' TTL refreshed).
   StatusOr<std::string> Upload(const std::string& path);
+  // SET (or EXPIRE, when uploaded on this connection) blob:<sha> of each blob.
+  Status UploadBlobs(const std::vector<std::pair<std::string, std::string>>& blobs);
   // Puts `job` on the jobs stream; returns its entry id.
   StatusOr<std::string> Submit(const Job& job);
   Job MakeJob(const MeasureRequest& request);
@@ -120,8 +127,12 @@ class RedisBenchmark : public Benchmark {
   struct Uploaded {
     FileIdentity identity;
     std::string sha;
+    std::vector<std::string> blobs;  // the SHA-256s its skeleton names
   };
   std::map<std::string, Uploaded> uploaded_;  // path -> what was uploaded this connection
+  std::set<std::string> uploaded_blobs_;      // blob SHA-256s uploaded this connection
+  int64_t bytes_uploaded_ = 0;
+  int64_t models_uploaded_ = 0;
   int uploaded_on_connect_ = -1;              // client_.connects() when uploaded_ was filled
   std::string last_result_id_ = "0-0";
   int64_t next_job_ = 0;

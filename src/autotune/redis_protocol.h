@@ -4,7 +4,10 @@
 //   <p>jobs                stream of jobs; consumer group "workers" (created by either
 //                          side at id 0 when missing)
 //   <p>model:<sha256>      the bytes of a model a job names (SET NX with a TTL): a model is
-//                          uploaded once, not once per job
+//                          uploaded once, not once per job; a model with big tensors is
+//                          a skeleton naming them by SHA-256 (autotune/model_blobs.h)
+//   <p>blob:<sha256>       the raw bytes of one big tensor a skeleton names (SET with a
+//                          TTL): uploaded once per tuner connection, shared by candidates
 //   <p>results:<tuner>     stream of results for one tuner (its id, chosen at start)
 //   <p>worker:<name>       a worker's heartbeat: JSON {name, host, pid, version, cpu_model,
 //                          isa, threads, jobs, busy_s}, with a TTL of 3 heartbeats
@@ -48,6 +51,7 @@ class RedisKeys {
   // Jobs no worker could take (job_requeue.h), with the reason: kept for the operator.
   std::string dead() const { return prefix_ + "dead"; }
   std::string model(const std::string& sha256) const { return prefix_ + "model:" + sha256; }
+  std::string blob(const std::string& sha256) const { return prefix_ + "blob:" + sha256; }
   std::string results(const std::string& tuner) const { return prefix_ + "results:" + tuner; }
   std::string worker(const std::string& name) const { return prefix_ + "worker:" + name; }
   std::string worker_pattern() const { return prefix_ + "worker:*"; }

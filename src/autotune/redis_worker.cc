@@ -15,9 +15,11 @@
 
 #include "autotune/benchmark_command.h"
 #include "autotune/benchmark_inprocess.h"
+#include "autotune/model_blobs.h"
 #include "autotune/redis_client.h"
 #include "autotune/redis_protocol.h"
 #include "autotune/worker_model_cache.h"
+#include "core/file_io.h"
 #include "core/json_limits.h"
 #include "core/logging.h"
 #include "core/sha256.h"
@@ -28,6 +30,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kResultTtlS = 86400;
 constexpr size_t kCachedModels = 64;
+constexpr size_t kCachedBlobs = 1024;  // tensors: candidates share most of theirs
 
 std::string HostName() {
   char host[128] = {};
@@ -72,7 +75,9 @@ class Worker {
   // Errors are connection problems: the job is left pending (reclaimed later).
   Status Handle(const StreamEntry& entry);
   StatusOr<Measurement> MeasureJob(const Job& job);
-  StatusOr<std::string> FetchModel(const std::string& sha256);
+  // The cached path of model `sha256` (fetched when missing), its blobs (model_blobs.h)
+  // fetched and verified next to it and added to `blobs`.
+  StatusOr<std::string> FetchModel(const std::string& sha256, std::set<std::string>& blobs);
   // A job for another machine: back on the stream, or to the dead-letter stream
   // (job_requeue.h).
   Status PutBack(const StreamEntry& entry, const Job& job);
@@ -282,18 +287,47 @@ Status Worker::PutBack(const StreamEntry& entry, const Job& job) {
   return Status::Ok();
 }
 
-StatusOr<std::string> Worker::FetchModel(const std::string& sha256) {
-  if (std::optional<std::string> cached = cache_->Lookup(sha256)) return *cached;
-  ASSIGN_OR_RETURN(RedisReply r, client_.Command({"GET", keys_.model(sha256)}));
-  if (!r.is_string()) {
-    return NotFoundError("model " + sha256 + " is not in Redis (expired, or never uploaded)");
+StatusOr<std::string> Worker::FetchModel(const std::string& sha256, std::set<std::string>& blobs) {
+  std::optional<std::string> path = cache_->Lookup(sha256);
+  std::string bytes;
+  if (path.has_value()) {
+    ASSIGN_OR_RETURN(bytes, ReadFile(*path));
+  } else {
+    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"GET", keys_.model(sha256)}));
+    if (!r.is_string()) {
+      return NotFoundError("model " + sha256 + " is not in Redis (expired, or never uploaded)");
+    }
+    if (Sha256Hex(r.str) != sha256) {
+      return DataLossError(fmt::format(
+          "the {} bytes stored for model {} do not have that SHA-256 (truncated or overwritten)",
+          r.str.size(), sha256));
+    }
+    bytes = std::move(r.str);
   }
-  if (Sha256Hex(r.str) != sha256) {
-    return DataLossError(fmt::format(
-        "the {} bytes stored for model {} do not have that SHA-256 (truncated or overwritten)",
-        r.str.size(), sha256));
+  // A skeleton names its big tensors by SHA-256 (model_blobs.h): each must be a verified
+  // <sha>.bin next to it, and nothing else may be named. Checked on every use.
+  ASSIGN_OR_RETURN(std::vector<BlobRef> refs, SkeletonBlobs(bytes, sha256));
+  for (const BlobRef& ref : refs) {
+    std::optional<std::string> blob = cache_->LookupBlob(ref.sha256);
+    if (!blob.has_value()) {
+      ASSIGN_OR_RETURN(RedisReply r, client_.Command({"GET", keys_.blob(ref.sha256)}));
+      if (!r.is_string()) {
+        return NotFoundError(fmt::format(
+            "tensor blob {} of model {} is not in Redis (expired, or never uploaded)",
+            ref.sha256, sha256));
+      }
+      if (Sha256Hex(r.str) != ref.sha256) {
+        return DataLossError(fmt::format(
+            "the {} bytes stored for tensor blob {} do not have that SHA-256 (truncated or "
+            "overwritten)",
+            r.str.size(), ref.sha256));
+      }
+      ASSIGN_OR_RETURN(blob, cache_->StoreBlob(ref.sha256, r.str));
+    }
+    blobs.insert(*blob);
   }
-  return cache_->Store(sha256, r.str);
+  if (path.has_value()) return *path;
+  return cache_->Store(sha256, bytes);
 }
 
 StatusOr<Benchmark*> Worker::BenchmarkFor(const Job& job) {
@@ -334,10 +368,10 @@ StatusOr<Measurement> Worker::MeasureJob(const Job& job) {
   request.rounds = job.rounds;
   request.timeout_s = job.timeout_s;
   request.candidate_bf16 = job.candidate_bf16;
-  std::set<std::string> keep;
+  std::set<std::string> keep, blobs;
   for (const std::string* sha : {&job.candidate_sha256, &job.reference_sha256}) {
     if (sha->empty()) continue;
-    StatusOr<std::string> path = FetchModel(*sha);
+    StatusOr<std::string> path = FetchModel(*sha, blobs);
     if (!path.ok()) {
       if (path.status().code() == StatusCode::kUnavailable) return path.status();
       QTUNE_LOG_WARNING("worker {}: rejecting job {}: {}", name_, job.id, path.status().message());
@@ -347,6 +381,7 @@ StatusOr<Measurement> Worker::MeasureJob(const Job& job) {
     (sha == &job.candidate_sha256 ? request.candidate_path : request.reference_path) = *path;
   }
   cache_->Prune(keep, kCachedModels);
+  cache_->PruneBlobs(blobs, kCachedBlobs);
   StatusOr<Benchmark*> bench = BenchmarkFor(job);
   if (!bench.ok()) return Failure(FailureKind::kUnparsable, bench.status().message());
   return (*bench)->Measure(request);

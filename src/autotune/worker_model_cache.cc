@@ -37,12 +37,21 @@ StatusOr<WorkerModelCache> WorkerModelCache::Open(const std::string& dir,
   return WorkerModelCache(dir, worker_name);
 }
 
-std::string WorkerModelCache::PathOf(const std::string& sha256) const {
-  return (fs::path(dir_) / (sha256 + ".onnx")).string();
+std::string WorkerModelCache::PathOf(const std::string& sha256, const char* extension) const {
+  return (fs::path(dir_) / (sha256 + extension)).string();
 }
 
 std::optional<std::string> WorkerModelCache::Lookup(const std::string& sha256) {
-  const std::string path = PathOf(sha256);
+  return Verified(PathOf(sha256), sha256, "model");
+}
+
+std::optional<std::string> WorkerModelCache::LookupBlob(const std::string& sha256) {
+  return Verified(PathOf(sha256, ".bin"), sha256, "tensor blob");
+}
+
+std::optional<std::string> WorkerModelCache::Verified(const std::string& path,
+                                                       const std::string& sha256,
+                                                       const char* what) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
   std::string wrong;
@@ -56,9 +65,9 @@ std::optional<std::string> WorkerModelCache::Lookup(const std::string& sha256) {
   std::error_code ec;
   if (!wrong.empty()) {
     QTUNE_LOG_WARNING(
-        "worker {}: cached model '{}' {}: damaged, or planted by someone who can write to "
-        "the cache; removing it and fetching the model again",
-        worker_name_, path, wrong);
+        "worker {}: cached {} '{}' {}: damaged, or planted by someone who can write to "
+        "the cache; removing it and fetching the {} again",
+        worker_name_, what, path, wrong, what);
     fs::remove(path, ec);
     return std::nullopt;
   }
@@ -72,17 +81,33 @@ StatusOr<std::string> WorkerModelCache::Store(const std::string& sha256, const s
   return path;
 }
 
+StatusOr<std::string> WorkerModelCache::StoreBlob(const std::string& sha256,
+                                                  const std::string& bytes) {
+  const std::string path = PathOf(sha256, ".bin");
+  RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
+  return path;
+}
+
 void WorkerModelCache::Prune(const std::set<std::string>& keep, size_t max_models) {
+  PruneFiles(".onnx", keep, max_models);
+}
+
+void WorkerModelCache::PruneBlobs(const std::set<std::string>& keep, size_t max_blobs) {
+  PruneFiles(".bin", keep, max_blobs);
+}
+
+void WorkerModelCache::PruneFiles(const char* extension, const std::set<std::string>& keep,
+                                  size_t max_files) {
   std::vector<std::pair<fs::file_time_type, fs::path>> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
-    if (e.path().extension() == ".onnx" && !keep.count(e.path().string())) {
+    if (e.path().extension() == extension && !keep.count(e.path().string())) {
       files.emplace_back(e.last_write_time(ec), e.path());
     }
   }
-  if (files.size() <= max_models) return;
+  if (files.size() <= max_files) return;
   std::sort(files.begin(), files.end());
-  for (size_t i = 0; i + max_models < files.size(); ++i) fs::remove(files[i].second, ec);
+  for (size_t i = 0; i + max_files < files.size(); ++i) fs::remove(files[i].second, ec);
 }
 
 }  // namespace qtune::autotune
