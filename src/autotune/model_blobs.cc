@@ -38,6 +38,22 @@ bool Parse(std::string_view bytes, onnx::ModelProto& model) {
          model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
 }
 
+// Applies `check` to every tensor a node's attributes hold (dense and sparse).
+template <typename Check>
+Status CheckNodeTensors(const onnx::NodeProto& node, const Check& check) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.has_t()) RETURN_IF_ERROR(check(a.t()));
+    for (const onnx::TensorProto& t : a.tensors()) RETURN_IF_ERROR(check(t));
+    auto sparse = [&](const onnx::SparseTensorProto& s) -> Status {
+      RETURN_IF_ERROR(check(s.values()));
+      return check(s.indices());
+    };
+    if (a.has_sparse_tensor()) RETURN_IF_ERROR(sparse(a.sparse_tensor()));
+    for (const onnx::SparseTensorProto& s : a.sparse_tensors()) RETURN_IF_ERROR(sparse(s));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsBlobLocation(std::string_view location) {
@@ -150,15 +166,34 @@ StatusOr<std::vector<BlobRef>> SkeletonBlobs(std::string_view bytes, const std::
       }
     }
     for (const onnx::NodeProto& node : graph->node()) {  // Constant nodes' tensors
-      for (const onnx::AttributeProto& a : node.attribute()) {
-        if (a.has_t()) error = check(a.t());
-        for (int i = 0; error.ok() && i < a.tensors_size(); ++i) error = check(a.tensors(i));
-        if (!error.ok()) return false;
-      }
+      error = CheckNodeTensors(node, check);
+      if (!error.ok()) return false;
     }
     return true;
   });
   if (!error.ok()) return error;
+  for (const onnx::FunctionProto& f : model.functions()) {  // model-local functions' bodies
+    onnx::GraphProto body;
+    body.set_name("function " + f.name());
+    *body.mutable_node() = f.node();
+    const bool ok = ForEachGraph(&body, [&](onnx::GraphProto* graph) {
+      for (const onnx::NodeProto& node : graph->node()) {
+        error = CheckNodeTensors(node, [&](const onnx::TensorProto& t) {
+          if (t.data_location() != onnx::TensorProto::EXTERNAL && t.external_data_size() == 0) {
+            return Status::Ok();
+          }
+          return InvalidArgumentError(fmt::format(
+              "model {}: tensor '{}' ({}): external data location refused: only "
+              "initializers may name blobs",
+              source, t.name(), graph->name()));
+        });
+        if (!error.ok()) return false;
+      }
+      return true;
+    });
+    if (!error.ok()) return error;
+    if (!ok) break;
+  }
   if (!complete) {
     return InvalidArgumentError(
         fmt::format("model {}: subgraphs nested more than 64 deep refused", source));

@@ -143,6 +143,23 @@ TEST_F(WorkersBlobsTest, SkeletonNamingOtherFilesIsRefused) {
     EXPECT_THAT(refs.status().message(), HasSubstr("refused"));
   }
   EXPECT_TRUE(SkeletonBlobs(HostileSkeleton(Model(), std::string(64, 'a') + ".bin"), "ok").ok());
+  // A Constant node's tensor (here in a model-local function) naming a file is refused too.
+  onnx::ModelProto proto;
+  auto bytes = ReadFile(Model());
+  ASSERT_TRUE(proto.ParseFromString(*bytes));
+  onnx::FunctionProto* f = proto.add_functions();
+  f->set_name("f");
+  onnx::AttributeProto* value = f->add_node()->add_attribute();
+  value->set_name("value");
+  value->mutable_t()->set_name("c");
+  value->mutable_t()->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = value->mutable_t()->add_external_data();
+  e->set_key("location");
+  e->set_value("/etc/passwd");
+  auto refs = SkeletonBlobs(proto.SerializeAsString(), "constant.onnx");
+  ASSERT_FALSE(refs.ok());
+  EXPECT_THAT(refs.status().message(), HasSubstr("tensor 'c'"));
+  EXPECT_THAT(refs.status().message(), HasSubstr("refused"));
 }
 
 TEST_F(WorkersBlobsTest, WorkerRefusesAHostileSkeletonWithAClearError) {
