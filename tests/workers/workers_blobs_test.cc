@@ -15,6 +15,8 @@
 #include "core/sha256.h"
 #include "ir/onnx_io.h"
 #include "runtime/session.h"
+#include "util/missing_dependency.h"
+#include "util/ort_peer.h"
 #include "workers/worker_pool_fixture.h"
 
 namespace qtune::autotune {
@@ -96,6 +98,27 @@ TEST_F(WorkersBlobsTest, SkeletonAndBlobsComputeWhatTheModelComputes) {
 TEST_F(WorkersBlobsTest, ResNet18SkeletonComputesWhatTheModelComputes) {
   ASSERT_TRUE(fs::exists(SharedResNet18())) << SharedResNet18() << " (../shared/models)";
   ExpectSameOutputs(SharedResNet18(), {1, 3, 224, 224}, kBlobThreshold);
+}
+
+// What a --benchmark-command gets: ONNX Runtime reads the skeleton and its blobs as is.
+TEST_F(WorkersBlobsTest, OnnxRuntimeReadsTheSkeletonAsIs) {
+  if (!qtune::testing::OrtAvailable()) QTUNE_SKIP_OR_FAIL_IN_CI() << "ONNX Runtime is missing";
+  SplitModel split;
+  const std::string skeleton = WriteSplit(Model(), "ort", 1024, &split);
+  ASSERT_FALSE(split.blobs.empty());
+  auto graph = ir::LoadModel(Model());
+  ASSERT_TRUE(graph.ok());
+  const std::string input = (*graph)->inputs()[0]->name();
+  const std::string output = (*graph)->outputs()[0]->name();
+  std::vector<float> x(28 * 28);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+  const qtune::testing::NamedTensors inputs = {
+      {input, Tensor::FromVector<float>({1, 1, 28, 28}, x)}};
+  auto want = qtune::testing::RunOrt(Model(), inputs, {output});
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  auto got = qtune::testing::RunOrt(skeleton, inputs, {output});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(qtune::testing::MaxAbsDiff((*got)[0].second, (*want)[0].second), 0.0);
 }
 
 TEST_F(WorkersBlobsTest, ModelWithoutBigTensorsOrUnparsableIsKeptAsIs) {
