@@ -172,8 +172,8 @@ StatusOr<std::string> RedisBenchmark::Upload(const std::string& path) {
   if (it != uploaded_.end() && identity.has_value() && it->second.identity == *identity) {
     bool all_there = true;
     for (const std::string& blob : it->second.blobs) {
-      ASSIGN_OR_RETURN(RedisReply r, client_.Command({"EXPIRE", keys_.blob(blob),
-                                                      std::to_string(kModelTtlS)}));
+      ASSIGN_OR_RETURN(RedisReply r,
+                       client_.Command({"EXPIRE", keys_.blob(blob), std::to_string(kModelTtlS)}));
       all_there = all_there && r.integer == 1;
     }
     ASSIGN_OR_RETURN(RedisReply r, client_.Command({"EXPIRE", keys_.model(it->second.sha),

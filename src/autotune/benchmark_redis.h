@@ -133,7 +133,7 @@ class RedisBenchmark : public Benchmark {
   std::set<std::string> uploaded_blobs_;      // blob SHA-256s uploaded this connection
   int64_t bytes_uploaded_ = 0;
   int64_t models_uploaded_ = 0;
-  int uploaded_on_connect_ = -1;              // client_.connects() when uploaded_ was filled
+  int uploaded_on_connect_ = -1;  // client_.connects() when uploaded_ was filled
   std::string last_result_id_ = "0-0";
   int64_t next_job_ = 0;
   struct WorkerStats {

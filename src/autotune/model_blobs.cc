@@ -2,13 +2,12 @@
 
 // onnx_pb.h defines ONNX_API and includes onnx/onnx-ml.pb.h (ONNX_ML comes from the
 // onnx_proto target).
+#include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include <climits>
 #include <functional>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/sha256.h"
 
@@ -118,8 +117,8 @@ StatusOr<std::vector<BlobRef>> SkeletonBlobs(std::string_view bytes, const std::
       if (t.data_location() != onnx::TensorProto::EXTERNAL && t.external_data_size() == 0) {
         return Status::Ok();
       }
-      const std::string where = fmt::format("model {}: tensor '{}' (graph '{}')", source,
-                                            t.name(), graph->name());
+      const std::string where =
+          fmt::format("model {}: tensor '{}' (graph '{}')", source, t.name(), graph->name());
       std::string location;
       bool has_length = false;
       BlobRef ref;
@@ -128,15 +127,15 @@ StatusOr<std::vector<BlobRef>> SkeletonBlobs(std::string_view bytes, const std::
           location = e.value();
         } else if (e.key() == "offset") {
           if (e.value() != "0") {
-            return InvalidArgumentError(fmt::format(
-                "{}: external data offset '{}' refused: a blob starts at offset 0", where,
-                e.value().substr(0, 40)));
+            return InvalidArgumentError(
+                fmt::format("{}: external data offset '{}' refused: a blob starts at offset 0",
+                            where, e.value().substr(0, 40)));
           }
         } else if (e.key() == "length") {
           const std::string& v = e.value();
           if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != v.npos) {
-            return InvalidArgumentError(fmt::format(
-                "{}: external data length '{}' is not a number", where, v.substr(0, 40)));
+            return InvalidArgumentError(fmt::format("{}: external data length '{}' is not a number",
+                                                    where, v.substr(0, 40)));
           }
           ref.length = std::stoll(v);
           has_length = true;
@@ -182,10 +181,10 @@ StatusOr<std::vector<BlobRef>> SkeletonBlobs(std::string_view bytes, const std::
           if (t.data_location() != onnx::TensorProto::EXTERNAL && t.external_data_size() == 0) {
             return Status::Ok();
           }
-          return InvalidArgumentError(fmt::format(
-              "model {}: tensor '{}' ({}): external data location refused: only "
-              "initializers may name blobs",
-              source, t.name(), graph->name()));
+          return InvalidArgumentError(
+              fmt::format("model {}: tensor '{}' ({}): external data location refused: only "
+                          "initializers may name blobs",
+                          source, t.name(), graph->name()));
         });
         if (!error.ok()) return false;
       }

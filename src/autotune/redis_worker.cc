@@ -312,9 +312,9 @@ StatusOr<std::string> Worker::FetchModel(const std::string& sha256, std::set<std
     if (!blob.has_value()) {
       ASSIGN_OR_RETURN(RedisReply r, client_.Command({"GET", keys_.blob(ref.sha256)}));
       if (!r.is_string()) {
-        return NotFoundError(fmt::format(
-            "tensor blob {} of model {} is not in Redis (expired, or never uploaded)",
-            ref.sha256, sha256));
+        return NotFoundError(
+            fmt::format("tensor blob {} of model {} is not in Redis (expired, or never uploaded)",
+                        ref.sha256, sha256));
       }
       if (Sha256Hex(r.str) != ref.sha256) {
         return DataLossError(fmt::format(

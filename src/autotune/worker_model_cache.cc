@@ -50,8 +50,7 @@ std::optional<std::string> WorkerModelCache::LookupBlob(const std::string& sha25
 }
 
 std::optional<std::string> WorkerModelCache::Verified(const std::string& path,
-                                                       const std::string& sha256,
-                                                       const char* what) {
+                                                      const std::string& sha256, const char* what) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
   std::string wrong;

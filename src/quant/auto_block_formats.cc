@@ -104,13 +104,12 @@ std::string FitGroupBlocks(const ir::Graph& graph, const QuantPlan& plan,
 
 bool IsWeightOnlyGroup(const QuantPlan& plan, const std::set<std::string>& members) {
   return std::none_of(plan.sites.begin(), plan.sites.end(), [&](const QuantSite& site) {
-    return site.enabled && site.kind == QuantSite::Kind::kActivation &&
-           FeedsMembers(site, members);
+    return site.enabled && site.kind == QuantSite::Kind::kActivation && FeedsMembers(site, members);
   });
 }
 
-void ApplyBlockFormat(const ir::Graph& graph, QuantPlan& plan,
-                      const std::set<std::string>& members, QuantFormat format) {
+void ApplyBlockFormat(const ir::Graph& graph, QuantPlan& plan, const std::set<std::string>& members,
+                      QuantFormat format) {
   for (QuantSite& site : plan.sites) {
     if (!site.enabled || site.kind != QuantSite::Kind::kActivation) continue;
     if (!FeedsMembers(site, members)) continue;

@@ -39,8 +39,8 @@ bool IsWeightOnlyGroup(const QuantPlan& plan, const std::set<std::string>& membe
 
 // The sites of the group `members` in block format `format` (REQUIRES: FitGroupBlocks
 // accepted it): activation quantizers disabled with a reason, weights in that format.
-void ApplyBlockFormat(const ir::Graph& graph, QuantPlan& plan,
-                      const std::set<std::string>& members, QuantFormat format);
+void ApplyBlockFormat(const ir::Graph& graph, QuantPlan& plan, const std::set<std::string>& members,
+                      QuantFormat format);
 
 // The weights of a weight-only group in int8 per output channel (no blocks).
 void ApplyWeightOnlyInt8(const ir::Graph& graph, QuantPlan& plan,

@@ -66,8 +66,8 @@ struct AutoFormatRow {
 };
 
 constexpr AutoFormatRow kAutoFormats[] = {
-    {AutoFormat::kInt4, "int4", 4},    {AutoFormat::kNvfp4, "nvfp4", 4.5},
-    {AutoFormat::kInt8, "int8", 8},    {AutoFormat::kFp8, "fp8", 8},
+    {AutoFormat::kInt4, "int4", 4},      {AutoFormat::kNvfp4, "nvfp4", 4.5},
+    {AutoFormat::kInt8, "int8", 8},      {AutoFormat::kFp8, "fp8", 8},
     {AutoFormat::kMxfp8, "mxfp8", 8.25}, {AutoFormat::kBf16, "bf16", 16},
     {AutoFormat::kFp32, "fp32", 32},
 };
@@ -97,7 +97,8 @@ std::optional<AutoFormat> ParseAutoFormat(const std::string& text) {
 
 std::string AutoFormatNameList() {
   std::string out;
-  for (const AutoFormatRow& row : kAutoFormats) out += (out.empty() ? "" : ", ") + std::string(row.name);
+  for (const AutoFormatRow& row : kAutoFormats)
+    out += (out.empty() ? "" : ", ") + std::string(row.name);
   return out;
 }
 

@@ -108,8 +108,8 @@ nlohmann::json AutoReportToJson(const AutoReport& report) {
     jg["pinned"] = g.pinned;
     jg["format"] = AutoFormatName(g.chosen);
     const auto chosen = std::find(g.formats.begin(), g.formats.end(), g.chosen);
-    jg["bits"] = chosen == g.formats.end() ? AutoFormatBits(g.chosen)
-                                           : g.bits[chosen - g.formats.begin()];
+    jg["bits"] =
+        chosen == g.formats.end() ? AutoFormatBits(g.chosen) : g.bits[chosen - g.formats.begin()];
     jg["why"] = g.why;
     jg["notes"] = g.notes;
     nlohmann::json alone = nlohmann::json::object();

@@ -65,14 +65,14 @@ StatusOr<Located> Loader::ParseText(const std::string& text, const std::string& 
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     return DataLossError(Where(file.get(), e.mark) + ": YAML syntax error: " + e.msg +
-                                "; fix the YAML syntax");
+                         "; fix the YAML syntax");
   }
   Located content{YAML::Node(), file, YAML::Mark::null_mark(), ""};
   YAML::Node header;
   if (docs.empty() || (docs.size() == 1 && docs[0].IsNull())) {
     return DataLossError(name +
-                                ": the recipe is empty; a recipe is a YAML mapping (see "
-                                "docs/formats/recipe.md)");
+                         ": the recipe is empty; a recipe is a YAML mapping (see "
+                         "docs/formats/recipe.md)");
   } else if (docs.size() == 1) {
     content.node = docs[0];
     if (docs[0].IsMap()) header = docs[0];
@@ -92,8 +92,8 @@ StatusOr<Located> Loader::ParseText(const std::string& text, const std::string& 
     }
   } else {
     return DataLossError(name + ": has " + std::to_string(docs.size()) +
-                                " YAML documents; a recipe has one (or a header with "
-                                "'imports' and a list)");
+                         " YAML documents; a recipe has one (or a header with "
+                         "'imports' and a list)");
   }
   content.mark = content.node.Mark();
   if (header.IsDefined() && Get(header, "imports").IsDefined()) {

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/npy.h"
 #include "auto_fmnist_plan.h"
+#include "core/npy.h"
 #include "export_test_util.h"
 #include "ir/onnx_io.h"
 #include "quant/auto_quantize.h"
@@ -65,8 +65,8 @@ TEST(AutoLowBitTest, BlockFormatsAreCandidatesWhereTheirBlocksFitAndCountTheirSc
   EXPECT_TRUE(HasNote(stem, "nvfp4 not a candidate"));
   // /l1 has 16 input channels: nvfp4 (blocks of 16) fits, int4 and mxfp8 (32) do not.
   const AutoGroupResult& l1 = GroupOf(report, "/l1/c1/Conv");
-  EXPECT_EQ(l1.formats, (std::vector<AutoFormat>{AutoFormat::kNvfp4, AutoFormat::kInt8,
-                                                 AutoFormat::kFp32}));
+  EXPECT_EQ(l1.formats,
+            (std::vector<AutoFormat>{AutoFormat::kNvfp4, AutoFormat::kInt8, AutoFormat::kFp32}));
   EXPECT_DOUBLE_EQ(l1.bits[0], 4.5);  // E2M1 + an E4M3 scale per 16 (+ 32 bits per tensor)
   // /l3 (64 input channels, and its 32-channel shortcut): every format.
   const AutoGroupResult& l3 = GroupOf(report, "/l3/c1/Conv");
@@ -79,7 +79,8 @@ TEST(AutoLowBitTest, BlockFormatsAreCandidatesWhereTheirBlocksFitAndCountTheirSc
   EXPECT_GT(l3.bits[0], 4.25);
   EXPECT_LT(l3.bits[0], 5.0);
   // Each sensitivity is a real measurement: finite, and block formats noisier than int8.
-  for (size_t k = 0; k + 1 < l3.formats.size(); ++k) EXPECT_TRUE(std::isfinite(l3.sensitivity_db[k]));
+  for (size_t k = 0; k + 1 < l3.formats.size(); ++k)
+    EXPECT_TRUE(std::isfinite(l3.sensitivity_db[k]));
   EXPECT_LT(l3.sensitivity_db[0], l3.sensitivity_db[2]);
   EXPECT_LT(l3.sensitivity_db[1], l3.sensitivity_db[2]);
 }
@@ -136,8 +137,8 @@ TEST(AutoLowBitTest, AWeightOnlyRecipeIsSearchedNotPinned) {
   GroupOf(report, "/fc/Gemm");
   for (const AutoGroupResult& g : report.groups) {
     EXPECT_FALSE(g.pinned) << g.nodes.front();
-    EXPECT_EQ(g.formats, (std::vector<AutoFormat>{AutoFormat::kInt4, AutoFormat::kInt8,
-                                                  AutoFormat::kFp32}));
+    EXPECT_EQ(g.formats,
+              (std::vector<AutoFormat>{AutoFormat::kInt4, AutoFormat::kInt8, AutoFormat::kFp32}));
     EXPECT_TRUE(HasNote(g, "fp8 not a candidate: the group is weight-only"));
     EXPECT_EQ(g.chosen, AutoFormat::kInt8) << "the most accurate choice within 8 bits";
   }
@@ -176,9 +177,10 @@ TEST(AutoLowBitTest, FrontierFromFourAndAHalfToEightBits) {
     const double agreement = testing::Agreement(testing::Top1(*logits), testing::Top1(*reference));
     const double accuracy = testing::Agreement(testing::Top1(*logits),
                                                testing::Labels(testing::Rows(*labels, 0, 1000)));
-    std::printf("budget %.1f bits: chose %.2f bits, measured %.1f dB, top-1 agreement %.3f, "
-                "accuracy %.3f\n",
-                bits, report.effective_bits, report.measured_db, agreement, accuracy);
+    std::printf(
+        "budget %.1f bits: chose %.2f bits, measured %.1f dB, top-1 agreement %.3f, "
+        "accuracy %.3f\n",
+        bits, report.effective_bits, report.measured_db, agreement, accuracy);
     EXPECT_GE(agreement, previous_agreement - 0.01) << bits << " bits";
     previous_agreement = agreement;
   }

@@ -13,8 +13,8 @@
 #include <fstream>
 #include <set>
 
-#include "core/npy.h"
 #include "auto_fmnist_plan.h"
+#include "core/npy.h"
 #include "export_test_util.h"
 #include "ir/onnx_io.h"
 #include "quant/auto_sensitivity.h"

@@ -155,9 +155,9 @@ std::string HostileSkeleton(const std::string& model, const std::string& locatio
 }
 
 TEST_F(WorkersBlobsTest, SkeletonNamingOtherFilesIsRefused) {
-  for (const std::string location :
-       std::vector<std::string>{"../x.bin", "/etc/passwd", "ABCDEF.bin", std::string(64, 'A') + ".bin",
-        std::string(64, 'a') + ".bin/../../etc/passwd", std::string(64, 'a') + ".onnx"}) {
+  for (const std::string location : std::vector<std::string>{
+           "../x.bin", "/etc/passwd", "ABCDEF.bin", std::string(64, 'A') + ".bin",
+           std::string(64, 'a') + ".bin/../../etc/passwd", std::string(64, 'a') + ".onnx"}) {
     auto refs = SkeletonBlobs(HostileSkeleton(Model(), location), "hostile.onnx");
     ASSERT_FALSE(refs.ok()) << location;
     EXPECT_EQ(refs.status().code(), StatusCode::kInvalidArgument);
