@@ -55,10 +55,6 @@ int64_t WeightElements(const ir::Node& node) {
   return node.input(1)->initializer().num_elements();
 }
 
-}  // namespace
-
-namespace {
-
 struct AutoFormatRow {
   AutoFormat format;
   const char* name;
@@ -71,6 +67,13 @@ constexpr AutoFormatRow kAutoFormats[] = {
     {AutoFormat::kMxfp8, "mxfp8", 8.25}, {AutoFormat::kBf16, "bf16", 16},
     {AutoFormat::kFp32, "fp32", 32},
 };
+// Rows are indexed by the enum.
+static_assert([] {
+  for (int i = 0; i < static_cast<int>(std::size(kAutoFormats)); ++i) {
+    if (static_cast<int>(kAutoFormats[i].format) != i) return false;
+  }
+  return true;
+}());
 
 }  // namespace
 
