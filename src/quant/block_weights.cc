@@ -137,26 +137,9 @@ std::vector<uint8_t> PackNibbles(std::span<const int8_t> codes) {
 StatusOr<DequantizeInputs> ToDequantizeInputs(const QuantizedMatrix& m, bool transposed,
                                               bool fp16_scales) {
   const bool per_channel = m.group == m.k;
-  const DataType code_type = m.bits == 4 ? (m.symmetric ? DataType::kInt4 : DataType::kUint4)
-                                         : (m.symmetric ? DataType::kInt8 : DataType::kUint8);
-  DequantizeInputs out;
-  std::vector<int64_t> sizes =
-      transposed ? std::vector<int64_t>{m.n, m.k} : std::vector<int64_t>{m.k, m.n};
-  auto data = Tensor::Allocate(code_type, sizes);
-  if (!data.ok()) {
-    return data.status().WithContext(std::string("storing ") +
-                                     std::string(DataTypeName(code_type)) + " weights");
-  }
-  out.data = std::move(data).value();
-  // Held unpacked, one element per byte (core/dtype.h); files pack 4-bit types.
-  auto* bytes = static_cast<int8_t*>(out.data.raw_data());
-  for (int64_t r = 0; r < m.k; ++r) {
-    for (int64_t c = 0; c < m.n; ++c) {
-      const int64_t dst = transposed ? c * m.k + r : r * m.n + c;
-      bytes[dst] = m.codes[static_cast<size_t>(r * m.n + c)];
-    }
-  }
   const int64_t groups = m.k / m.group;
+  const std::vector<int64_t> sizes =
+      transposed ? std::vector<int64_t>{m.n, m.k} : std::vector<int64_t>{m.k, m.n};
   std::vector<int64_t> scale_sizes;
   if (per_channel) {
     scale_sizes = {m.n};
@@ -164,31 +147,13 @@ StatusOr<DequantizeInputs> ToDequantizeInputs(const QuantizedMatrix& m, bool tra
     scale_sizes =
         transposed ? std::vector<int64_t>{m.n, groups} : std::vector<int64_t>{groups, m.n};
   }
-  ASSIGN_OR_RETURN(
-      out.scale,
-      Tensor::Allocate(fp16_scales ? DataType::kFloat16 : DataType::kFloat32, scale_sizes));
-  if (!m.symmetric) {
-    ASSIGN_OR_RETURN(
-        out.zero_point,
-        Tensor::Allocate(m.bits == 4 ? DataType::kUint4 : DataType::kUint8, scale_sizes));
-  }
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int64_t c = 0; c < m.n; ++c) {
-      const int64_t src = g * m.n + c;
-      const int64_t dst = per_channel ? c : (transposed ? c * groups + g : src);
-      const float s = m.scales[static_cast<size_t>(src)];
-      if (fp16_scales) {
-        out.scale.data<uint16_t>()[dst] = FloatToHalf(s);
-      } else {
-        out.scale.data<float>()[dst] = s;
-      }
-      if (!m.symmetric) {
-        static_cast<uint8_t*>(out.zero_point.raw_data())[dst] =
-            m.zero_points[static_cast<size_t>(src)];
-      }
-    }
-  }
-  return out;
+  return LayOutDequantizeInputs(
+      m, fp16_scales, sizes,
+      [&](int64_t r, int64_t c) { return transposed ? c * m.k + r : r * m.n + c; }, scale_sizes,
+      [&](int64_t g, int64_t c) {
+        return per_channel ? c : (transposed ? c * groups + g : g * m.n + c);
+      },
+      "weights");
 }
 
 }  // namespace qtune::quant

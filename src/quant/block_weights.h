@@ -21,8 +21,10 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "core/float_convert.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "quant/quant_types.h"
@@ -74,5 +76,53 @@ struct DequantizeInputs {
 };
 StatusOr<DequantizeInputs> ToDequantizeInputs(const QuantizedMatrix& m, bool transposed,
                                               bool fp16_scales);
+
+// The layout step ToDequantizeInputs and ConvDequantizeInputs (conv_weight_blocks.h) share:
+// code (r, c) of the K x N matrix goes to element code_at(r, c) of a tensor of `data_sizes`;
+// the scale and zero point of block g, column c to element scale_at(g, c) of tensors of
+// `scale_sizes`. `what` names the weights in an allocation error.
+template <typename CodeAt, typename ScaleAt>
+StatusOr<DequantizeInputs> LayOutDequantizeInputs(const QuantizedMatrix& m, bool fp16_scales,
+                                                  const std::vector<int64_t>& data_sizes,
+                                                  CodeAt code_at,
+                                                  const std::vector<int64_t>& scale_sizes,
+                                                  ScaleAt scale_at, const char* what) {
+  const DataType code_type = m.bits == 4 ? (m.symmetric ? DataType::kInt4 : DataType::kUint4)
+                                         : (m.symmetric ? DataType::kInt8 : DataType::kUint8);
+  DequantizeInputs out;
+  auto data = Tensor::Allocate(code_type, data_sizes);
+  if (!data.ok()) {
+    return data.status().WithContext(std::string("storing ") +
+                                     std::string(DataTypeName(code_type)) + " " + what);
+  }
+  out.data = std::move(data).value();
+  // Held unpacked, one element per byte (core/dtype.h); files pack 4-bit types.
+  auto* bytes = static_cast<int8_t*>(out.data.raw_data());
+  for (int64_t r = 0; r < m.k; ++r) {
+    for (int64_t c = 0; c < m.n; ++c)
+      bytes[code_at(r, c)] = m.codes[static_cast<size_t>(r * m.n + c)];
+  }
+  ASSIGN_OR_RETURN(
+      out.scale,
+      Tensor::Allocate(fp16_scales ? DataType::kFloat16 : DataType::kFloat32, scale_sizes));
+  if (!m.symmetric) {
+    ASSIGN_OR_RETURN(
+        out.zero_point,
+        Tensor::Allocate(m.bits == 4 ? DataType::kUint4 : DataType::kUint8, scale_sizes));
+  }
+  for (int64_t g = 0; g < m.k / m.group; ++g) {
+    for (int64_t c = 0; c < m.n; ++c) {
+      const size_t src = static_cast<size_t>(g * m.n + c);
+      const int64_t dst = scale_at(g, c);
+      if (fp16_scales) {
+        out.scale.data<uint16_t>()[dst] = FloatToHalf(m.scales[src]);
+      } else {
+        out.scale.data<float>()[dst] = m.scales[src];
+      }
+      if (!m.symmetric) static_cast<uint8_t*>(out.zero_point.raw_data())[dst] = m.zero_points[src];
+    }
+  }
+  return out;
+}
 
 }  // namespace qtune::quant
