@@ -58,34 +58,18 @@ AwqResult SearchAwqScale(const float* w, int64_t k, int64_t n, int64_t row_strid
       for (int64_t c = 0; c < n; ++c) y[i * n + c] += xv * w[r * row_stride + c * col_stride];
     }
   }
-  AwqResult best;
-  best.loss = std::numeric_limits<double>::infinity();
-  std::vector<float> scaled(static_cast<size_t>(k * n));
-  std::vector<float> s(static_cast<size_t>(k)), inv_s(static_cast<size_t>(k));
-  for (int step = 0; step <= std::max(alpha_steps, 1); ++step) {
-    const float alpha = static_cast<float>(step) / static_cast<float>(std::max(alpha_steps, 1));
-    float lo = std::numeric_limits<float>::infinity(), hi = 0.0f;
-    for (int64_t r = 0; r < k; ++r) {
-      s[r] = std::pow(std::max(mean_abs[r], 1e-4f), alpha);
-      lo = std::min(lo, s[r]);
-      hi = std::max(hi, s[r]);
-    }
-    const float norm = std::sqrt(lo * hi);
-    for (int64_t r = 0; r < k; ++r) {
-      s[r] = step == 0 ? 1.0f : s[r] / norm;
-      inv_s[r] = 1.0f / s[r];
-      for (int64_t c = 0; c < n; ++c) scaled[r * n + c] = w[r * row_stride + c * col_stride] * s[r];
-    }
-    QuantizedMatrix q = QuantizeMatrix(scaled.data(), k, n, n, 1, spec);
-    const double loss = OutputError(q, inv_s, x, rows, y);
-    if (step == 0) best.loss_rtn = loss;
-    if (loss < best.loss) {
-      best.loss = loss;
-      best.alpha = alpha;
-      best.scale = s;
-    }
-  }
-  return best;
+  std::vector<float> scaled(static_cast<size_t>(k * n)), inv_s(static_cast<size_t>(k));
+  return SearchAlphaGrid(mean_abs.first(static_cast<size_t>(k)), alpha_steps,
+                         [&](const std::vector<float>& s) {
+                           for (int64_t r = 0; r < k; ++r) {
+                             inv_s[r] = 1.0f / s[r];
+                             for (int64_t c = 0; c < n; ++c) {
+                               scaled[r * n + c] = w[r * row_stride + c * col_stride] * s[r];
+                             }
+                           }
+                           QuantizedMatrix q = QuantizeMatrix(scaled.data(), k, n, n, 1, spec);
+                           return OutputError(q, inv_s, x, rows, y);
+                         });
 }
 
 namespace {

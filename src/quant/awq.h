@@ -13,7 +13,10 @@
 // im2col patches as the AWQ rows (conv_awq.h).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -39,6 +42,37 @@ struct AwqResult {
   double loss = 0.0;      // at the chosen alpha
   double loss_rtn = 0.0;  // at alpha = 0 (s = 1)
 };
+
+// The alpha grid of AWQ (SearchAwqScale, and SearchConvAwqScale in conv_awq.h): for alpha
+// in {0, 1/steps, ..., 1} the scales s_k = max(mean_abs_k, 1e-4)^alpha, normalized so that
+// sqrt(max s * min s) = 1 (alpha = 0: all ones, round to nearest), scored by loss(s); the
+// least loss wins (ties: the smaller alpha), alpha 0's loss is loss_rtn.
+template <typename Loss>
+AwqResult SearchAlphaGrid(std::span<const float> mean_abs, int alpha_steps, Loss loss) {
+  AwqResult best;
+  best.loss = std::numeric_limits<double>::infinity();
+  const int steps = std::max(alpha_steps, 1);
+  std::vector<float> s(mean_abs.size());
+  for (int step = 0; step <= steps; ++step) {
+    const float alpha = static_cast<float>(step) / static_cast<float>(steps);
+    float lo = std::numeric_limits<float>::infinity(), hi = 0.0f;
+    for (size_t i = 0; i < s.size(); ++i) {
+      s[i] = std::pow(std::max(mean_abs[i], 1e-4f), alpha);
+      lo = std::min(lo, s[i]);
+      hi = std::max(hi, s[i]);
+    }
+    const float norm = std::sqrt(lo * hi);
+    for (float& v : s) v = step == 0 ? 1.0f : v / norm;
+    const double l = loss(static_cast<const std::vector<float>&>(s));
+    if (step == 0) best.loss_rtn = l;
+    if (l < best.loss) {
+      best.loss = l;
+      best.alpha = alpha;
+      best.scale = s;
+    }
+  }
+  return best;
+}
 
 // W is K x N with element (k, j) at w[k * row_stride + j * col_stride]; x holds `rows`
 // rows of K values; mean_abs has K values. REQUIRES: spec.group divides k.

@@ -106,33 +106,14 @@ AwqResult SearchConvAwqScale(const Tensor& w, std::span<const float> x, int64_t 
       y[static_cast<size_t>(r * out + o)] = acc;
     }
   }
-  AwqResult best;
-  best.loss = std::numeric_limits<double>::infinity();
-  const int steps = std::max(alpha_steps, 1);
-  std::vector<float> s(static_cast<size_t>(k));
-  for (int step = 0; step <= steps; ++step) {
-    const float alpha = static_cast<float>(step) / static_cast<float>(steps);
-    float lo = std::numeric_limits<float>::infinity(), hi = 0.0f;
-    for (int64_t i = 0; i < k; ++i) {
-      s[i] = std::pow(std::max(mean_abs[i], 1e-4f), alpha);
-      lo = std::min(lo, s[i]);
-      hi = std::max(hi, s[i]);
-    }
-    const float norm = std::sqrt(lo * hi);
-    for (int64_t i = 0; i < k; ++i) s[i] = step == 0 ? 1.0f : s[i] / norm;
-    const std::vector<float> m = ConvWeightToMatrix(wd, shape, s);
-    const int64_t n = out * shape.spatial;
-    const QuantizedMatrix q = QuantizeMatrix(m.data(), k, n, n, 1, spec);
-    const std::vector<float> wq = DequantizeConvWeight(q, shape, s);
-    const double loss = PatchError(wq, out, len, x, rows, y);
-    if (step == 0) best.loss_rtn = loss;
-    if (loss < best.loss) {
-      best.loss = loss;
-      best.alpha = alpha;
-      best.scale = s;
-    }
-  }
-  return best;
+  const int64_t n = out * shape.spatial;
+  return SearchAlphaGrid(mean_abs.first(static_cast<size_t>(k)), alpha_steps,
+                         [&](const std::vector<float>& s) {
+                           const std::vector<float> m = ConvWeightToMatrix(wd, shape, s);
+                           const QuantizedMatrix q = QuantizeMatrix(m.data(), k, n, n, 1, spec);
+                           const std::vector<float> wq = DequantizeConvWeight(q, shape, s);
+                           return PatchError(wq, out, len, x, rows, y);
+                         });
 }
 
 }  // namespace qtune::quant
