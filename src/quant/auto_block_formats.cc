@@ -17,9 +17,10 @@ bool FeedsMembers(const QuantSite& site, const std::set<std::string>& members) {
                      [&](const auto& c) { return members.count(c.first) > 0; });
 }
 
-// The enabled weight quantizer read by input 1 of `node`, or null.
-QuantSite* WeightSiteOf(QuantPlan& plan, const std::string& node) {
-  for (QuantSite& site : plan.sites) {
+// The enabled weight quantizer read by input 1 of `node`, or null (const as `plan` is).
+template <typename Plan>
+auto WeightSiteOf(Plan& plan, const std::string& node) -> decltype(&plan.sites.front()) {
+  for (auto& site : plan.sites) {
     if (!site.enabled || site.kind != QuantSite::Kind::kWeight) continue;
     for (const auto& [consumer, input] : site.consumers) {
       if (consumer == node && input == 1) return &site;
@@ -79,13 +80,12 @@ std::optional<QuantFormat> BlockFormatOf(AutoFormat format) {
 std::string FitGroupBlocks(const ir::Graph& graph, const QuantPlan& plan,
                            const std::vector<std::string>& members, QuantFormat format,
                            double& bits) {
-  QuantPlan scratch = plan;  // WeightSiteOf hands out mutable sites
   double total_bits = 0, total_weights = 0;
   for (const std::string& name : members) {
     const ir::Node* node = graph.FindNode(name);
     if (node == nullptr || !IsLinear(*node)) continue;
     const std::string where = name + " (" + node->op_type() + ")";
-    QuantSite* site = WeightSiteOf(scratch, name);
+    const QuantSite* site = WeightSiteOf(plan, name);
     if (site == nullptr || node->num_inputs() < 2 || !node->input(1)->is_initializer()) {
       return where + ": no quantized constant weight";
     }
