@@ -49,8 +49,10 @@ int TuneModel(TuneCliOptions& o) {
     return code;
   }
   o.tune.worker_executable = SelfExecutable();
-  // Before calibration and measuring: the checkpoint, its .sha256 and report go there.
+  // Before calibration and measuring: the checkpoint, its .sha256 and report go there, and
+  // the candidates and state log into the work dir.
   if (int code = CheckOutputWritable("-o", o.output_path); code != kExitOk) return code;
+  if (int code = CheckDirWritable("--work-dir", o.tune.work_dir); code != kExitOk) return code;
   // The recipe as quantize takes it: what its YAML asks for is a usage error (exit 2).
   if (auto recipe = quant::LoadRecipe(o.tune.recipe); !recipe.ok()) {
     return ReportRecipeError(recipe.status());
@@ -123,6 +125,12 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "An autotune work dir holding plan.json (the autotuned candidate)");
   cmd->add_option("--recipe", t.recipe, "Quantization recipe of the int8 candidates")
       ->capture_default_str();
+  cmd->add_option("--work-dir", t.work_dir,
+                  "Candidate models and state log (default: a temporary folder); the same DIR "
+                  "again takes the rows measured before instead of measuring them again");
+  cmd->add_flag("--force-new", t.force_new,
+                "Start over when the work dir's state log is from another model or other "
+                "measuring options (the old log is kept beside it)");
   cmd->add_option("--iters", t.iters, "Timed runs per model per round")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

@@ -12,13 +12,16 @@
 
 #include "autotune/benchmark_inprocess.h"
 #include "autotune/benchmark_redis.h"
+#include "autotune/redis_protocol.h"
 #include "core/file_io.h"
 #include "core/logging.h"
+#include "core/sha256.h"
 #include "ir/onnx_io.h"
 #include "quant/calibration_data.h"
 #include "quant/output_sqnr.h"
 #include "quant/plan_json.h"
 #include "quant/quantize_model.h"
+#include "tune/tune_log.h"
 #include "tune/tune_strategy.h"
 
 namespace qtune::tune {
@@ -45,6 +48,7 @@ class WorkDir {
     return dir;
   }
   std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
+  const std::string& path() const { return path_; }
 
  private:
   WorkDir() = default;
@@ -244,12 +248,31 @@ bool CheckAccuracy(const StatusOr<quant::OutputSqnr>& sqnr, std::vector<TuneRow>
   return true;
 }
 
-// Measures the passed rows in [first, rows.size()) of one candidate file (`bf16`: the
-// fp32 file computed in bfloat16) against the fp32 file.
-void MeasureRows(std::vector<TuneRow>& rows, size_t first, const std::string& candidate_path,
-                 bool bf16, const std::string& fp32_path, const TuneOptions& options,
-                 const InputSizes& sizes,
+// The fingerprint of the machine that measures rows of `threads` threads through `bench`:
+// the workers' over Redis, this one in process.
+std::string MeasuringMachine(const autotune::Benchmark& bench, int threads) {
+  if (const auto* redis = dynamic_cast<const autotune::RedisBenchmark*>(&bench)) {
+    return redis->required_machine().empty() ? "mixed workers" : redis->required_machine();
+  }
+  return autotune::ThisMachine(threads).Fingerprint();
+}
+
+// One candidate file of the rows MeasureRows measures: `bf16` is the fp32 file computed in
+// bfloat16.
+struct RowCandidate {
+  std::string path;
+  std::string sha256;
+  bool bf16 = false;
+};
+
+// Measures the passed rows in [first, rows.size()) of one candidate against the fp32 file
+// (`fp32_sha256` its content), or takes their measurement from `log` when an earlier run
+// on the same work dir measured the same files on the same machine.
+void MeasureRows(std::vector<TuneRow>& rows, size_t first, const RowCandidate& candidate,
+                 const std::string& fp32_path, const std::string& fp32_sha256,
+                 const TuneOptions& options, const InputSizes& sizes, TuneLog& log,
                  std::map<int, std::unique_ptr<autotune::Benchmark>>& benchmarks) {
+  const bool against_fp32 = candidate.path != fp32_path || candidate.bf16;
   for (size_t i = first; i < rows.size(); ++i) {
     TuneRow& row = rows[i];
     auto& bench = benchmarks[row.threads];
@@ -262,25 +285,39 @@ void MeasureRows(std::vector<TuneRow>& rows, size_t first, const std::string& ca
       }
       bench = std::move(created).value();
     }
-    autotune::MeasureRequest request;
-    request.candidate_path = candidate_path;
-    request.candidate_bf16 = bf16;
-    request.reference_path = candidate_path == fp32_path && !bf16 ? "" : fp32_path;
-    request.rounds = options.rounds;
-    autotune::Measurement m = bench->Measure(request);
-    if (!m.ok()) {
-      row.status = TuneRow::Status::kFailed;
-      row.why = fmt::format("measuring failed ({}): {}",
-                            autotune::FailureKindName(m.failure, m.exit_code), m.detail);
-      continue;
+    const RowMeasurementKey key{candidate.sha256, candidate.bf16,
+                                against_fp32 ? fp32_sha256 : "",
+                                MeasuringMachine(*bench, row.threads)};
+    std::vector<double> candidate_ms, reference_ms;
+    if (const autotune::MeasurementRecord* logged = log.Find(key)) {
+      candidate_ms = logged->candidate_ms;
+      reference_ms = logged->reference_ms;
+      row.replayed = true;
+      log.CountReplayed();
+    } else {
+      autotune::MeasureRequest request;
+      request.candidate_path = candidate.path;
+      request.candidate_bf16 = candidate.bf16;
+      request.reference_path = against_fp32 ? fp32_path : "";
+      request.rounds = options.rounds;
+      autotune::Measurement m = bench->Measure(request);
+      log.Append(key, row, m);
+      if (!m.ok()) {
+        row.status = TuneRow::Status::kFailed;
+        row.why = fmt::format("measuring failed ({}): {}",
+                              autotune::FailureKindName(m.failure, m.exit_code), m.detail);
+        continue;
+      }
+      candidate_ms = std::move(m.candidate_ms);
+      reference_ms = std::move(m.reference_ms);
     }
-    row.latency_ms = autotune::Median(m.candidate_ms);
-    row.fp32_latency_ms =
-        m.reference_ms.empty() ? row.latency_ms : autotune::Median(m.reference_ms);
+    row.latency_ms = autotune::Median(candidate_ms);
+    row.fp32_latency_ms = reference_ms.empty() ? row.latency_ms : autotune::Median(reference_ms);
     row.throughput = row.latency_ms > 0 ? 1000.0 / (row.latency_ms * row.threads) : 0;
     if (options.show_progress) {
-      QTUNE_LOG_INFO("tune: {} threads {}: {:.3f} ms (fp32 {:.3f} ms)", row.candidate, row.threads,
-                     row.latency_ms, row.fp32_latency_ms);
+      QTUNE_LOG_INFO("tune: {} threads {}: {:.3f} ms (fp32 {:.3f} ms){}", row.candidate,
+                     row.threads, row.latency_ms, row.fp32_latency_ms,
+                     row.replayed ? ", measured before" : "");
     }
   }
 }
@@ -320,6 +357,8 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
   ASSIGN_OR_RETURN(WorkDir work, WorkDir::Make(options.work_dir));
   const std::string fp32_path = work.File("fp32.onnx");
   RETURN_IF_ERROR(ir::SaveModel(*float_graph, fp32_path));
+  ASSIGN_OR_RETURN(const std::string fp32_sha256, Sha256File(fp32_path));
+  ASSIGN_OR_RETURN(auto log, TuneLog::Open(work.path(), fp32_path, options, result.input_sizes));
 
   std::map<int, std::unique_ptr<autotune::Benchmark>> benchmarks;
   for (const std::string& candidate : options.candidates) {
@@ -340,7 +379,7 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
                fmt::format("'{}' holds no plan.json", options.autotune_dir));
       continue;
     }
-    std::string path = fp32_path;
+    RowCandidate row_candidate{fp32_path, fp32_sha256, candidate == "bf16"};
     std::string note;
     if (candidate == "fp32") {
       for (size_t i = first; i < result.rows.size(); ++i) {
@@ -369,18 +408,25 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
       if (!CheckAccuracy(comparer->Compare(**built), result.rows, first, options.min_sqnr_db)) {
         continue;
       }
-      path = work.File(candidate + ".onnx");
-      Status saved = ir::SaveModel(**built, path);
-      if (!saved.ok()) {
-        FailRows(result.rows, first, TuneRow::Status::kFailed, "save: " + saved.message());
+      row_candidate.path = work.File(candidate + ".onnx");
+      Status saved = ir::SaveModel(**built, row_candidate.path);
+      auto sha256 = saved.ok() ? Sha256File(row_candidate.path) : StatusOr<std::string>(saved);
+      if (!sha256.ok()) {
+        FailRows(result.rows, first, TuneRow::Status::kFailed,
+                 "save: " + sha256.status().message());
         continue;
       }
+      row_candidate.sha256 = *sha256;
       note = plan->note;
       result.plans[candidate] = std::move(plan->plan);
     }
     FailRows(result.rows, first, TuneRow::Status::kPassed, note);
-    MeasureRows(result.rows, first, path, candidate == "bf16", fp32_path, options,
-                result.input_sizes, benchmarks);
+    MeasureRows(result.rows, first, row_candidate, fp32_path, fp32_sha256, options,
+                result.input_sizes, *log, benchmarks);
+  }
+  if (log->replayed() > 0 && options.show_progress) {
+    QTUNE_LOG_INFO("tune: warm restart: {} row(s) measured by an earlier run, from {}",
+                   log->replayed(), log->path());
   }
 
   std::string note;

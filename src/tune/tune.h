@@ -53,7 +53,12 @@ struct TuneOptions {
   int64_t batch_size = 1;         // measured batch for a free batch axis
   std::string autotune_dir;       // holds plan.json for the "autotuned" candidate
   std::string worker_executable;  // the qtune binary (measure-worker)
-  std::string work_dir;           // candidate model files; empty: a temporary folder
+  // The candidate model files and the state log (state.jsonl, tune_log.h); empty: a
+  // temporary folder. A rerun on the same folder takes the rows measured before from the
+  // log instead of measuring them again; a log of another model or other measuring
+  // options is refused unless force_new, which keeps it beside a new one.
+  std::string work_dir;
+  bool force_new = false;
   int warmup = 3;                 // per model, before the first round
   int iters = 10;                 // timed runs per model per round
   int rounds = 3;                 // candidate/fp32 alternations
@@ -80,6 +85,7 @@ struct TuneRow {
   double latency_ms = 0;          // median of the per-round medians (passed rows)
   double fp32_latency_ms = 0;     // fp32 at the same threads, interleaved with this row
   double throughput = 0;          // inferences/s per core = 1000 / (latency_ms * threads)
+  bool replayed = false;          // latencies from the work dir's state log, not measured now
   bool chosen = false;
 };
 const char* TuneRowStatusName(TuneRow::Status status);  // "pass", "fail", "skip"

@@ -66,6 +66,7 @@ nlohmann::json TuneTableToJson(const TuneResult& result) {
                     {"latency_ms", row.latency_ms},
                     {"fp32_latency_ms", row.fp32_latency_ms},
                     {"throughput_per_core", row.throughput},
+                    {"replayed", row.replayed},
                     {"chosen", row.chosen}});
   }
   return rows;

@@ -1,0 +1,64 @@
+// The state log of `qtune tune`: the autotune state log's format (autotune/state_log.h,
+// docs/formats/autotune-state.md) in the work dir, one record per measured row. A record
+// is keyed by the content of what was measured (the candidate and reference files' SHA-256,
+// bf16 or not) and by the measuring machine, so a rerun on the same work dir takes every
+// row measured before instead of measuring it again: a killed tune resumes, and a candidate
+// that built differently (other calibration data, recipe, plan) is measured afresh.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autotune/benchmark.h"
+#include "autotune/state_log.h"
+#include "core/status.h"
+#include "tune/tune.h"
+
+namespace qtune::tune {
+
+// What one row's measurement compared, by content, and where it was measured.
+struct RowMeasurementKey {
+  std::string candidate_sha256;  // the candidate model file
+  bool bf16 = false;             // the candidate computed in bfloat16
+  std::string reference_sha256;  // the fp32 file measured alongside; empty: none
+  std::string machine;           // autotune::MachineInfo::Fingerprint() of the measurer
+  std::string ToString() const;  // the record's key
+};
+
+class TuneLog {
+ public:
+  // Opens (creating it when missing) WORK_DIR/state.jsonl for a tune of the cleaned fp32
+  // model written at `fp32_path`, measured at `sizes`. The header holds the model file's
+  // SHA-256 and every option that changes a measurement (back end, warm-up, iterations,
+  // rounds, sizes); a log of another model or other such options is refused
+  // (InvalidArgument naming what differs; options.force_new keeps it beside a new one).
+  static StatusOr<std::unique_ptr<TuneLog>> Open(const std::string& work_dir,
+                                                 const std::string& fp32_path,
+                                                 const TuneOptions& options,
+                                                 const InputSizes& sizes);
+
+  // The successful measurement of `key` an earlier run logged; null when there is none (a
+  // failed measurement is measured again).
+  const autotune::MeasurementRecord* Find(const RowMeasurementKey& key) const;
+
+  // Logs one row's measurement (success or failure). A log that cannot be written costs
+  // only the resume: the error is a warning, and the row's result stands.
+  void Append(const RowMeasurementKey& key, const TuneRow& row,
+              const autotune::Measurement& measurement);
+
+  // Rows taken from the log instead of measured, in this run.
+  int replayed() const { return replayed_; }
+  void CountReplayed() { ++replayed_; }
+  const std::string& path() const { return log_->path(); }
+
+ private:
+  explicit TuneLog(std::unique_ptr<autotune::StateLog> log);
+
+  std::unique_ptr<autotune::StateLog> log_;
+  std::map<std::string, autotune::MeasurementRecord> measured_;  // ok records by key
+  int replayed_ = 0;
+};
+
+}  // namespace qtune::tune
