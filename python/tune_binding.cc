@@ -54,7 +54,8 @@ py::object Tune(const std::string& model_path, const py::object& calib, const st
                 const std::vector<std::string>& candidates, const std::vector<int>& threads,
                 const std::string& strategy, double min_sqnr, int64_t calib_samples, int iters,
                 int rounds, const std::string& autotune_dir,
-                const std::optional<std::string>& qtune_binary) {
+                const std::optional<std::string>& qtune_binary, const std::string& work_dir,
+                bool force_new) {
   tune::TuneOptions options;
   options.calib_specs = CalibSpecs(calib);
   if (!candidates.empty()) options.candidates = candidates;
@@ -65,6 +66,8 @@ py::object Tune(const std::string& model_path, const py::object& calib, const st
   options.iters = iters;
   options.rounds = rounds;
   options.autotune_dir = autotune_dir;
+  options.work_dir = work_dir;
+  options.force_new = force_new;
   options.worker_executable = QtuneBinary(qtune_binary);
   options.show_progress = true;  // to Python (log_bridge.h), not stderr
   return RunReleased([&]() -> StatusOr<nlohmann::json> {
@@ -102,7 +105,8 @@ void BindTune(py::module_& module) {
              py::arg("threads") = std::vector<int>{1}, py::arg("strategy") = "min-latency",
              py::arg("min_sqnr") = 20.0, py::arg("calib_samples") = 0, py::arg("iters") = 10,
              py::arg("rounds") = 3, py::arg("autotune_dir") = "",
-             py::arg("qtune_binary") = py::none(),
+             py::arg("qtune_binary") = py::none(), py::arg("work_dir") = "",
+             py::arg("force_new") = false,
              "`qtune tune MODEL --calib CALIB -o OUTPUT --json`: tries each candidate at each "
              "thread count, checks it against fp32, measures it, saves the best as a "
              "checkpoint (OUTPUT and OUTPUT.sha256) and returns the result dict. candidates: "

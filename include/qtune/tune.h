@@ -41,6 +41,10 @@ struct TuneOptions {
   int rounds = 3;                 // candidate/fp32 alternations
   std::string autotune_dir;       // an Autotune work dir: enables the "autotuned" candidate
   std::string qtune_binary;       // see qtune/autotune.h
+  // Candidate files and the state log (docs/tune.md, "Resuming"); empty: a temporary
+  // folder. The same folder again takes the rows measured before from the log.
+  std::string work_dir;
+  bool force_new = false;  // start over when the log is from other measuring options
   bool show_progress = false;
 };
 
@@ -53,6 +57,7 @@ struct TuneRow {
   std::optional<double> sqnr_db;  // output SQNR vs fp32; +inf when exact
   double latency_ms = 0;          // passed rows
   double fp32_latency_ms = 0;     // fp32 at the same threads, in the same rounds
+  bool replayed = false;          // latencies from work_dir's state log, not measured now
   bool chosen = false;
 };
 

@@ -52,14 +52,16 @@ def quantize(model, output, calib, recipe="int8", threads=1, max_samples=0, prog
 
 def tune(model, calib, output, candidates=(), threads=(1,), strategy="min-latency",
          min_sqnr=20.0, calib_samples=0, iters=10, rounds=3, autotune_dir="",
-         qtune_binary=None, progress=None):
+         qtune_binary=None, progress=None, work_dir="", force_new=False):
     """`qtune tune MODEL --calib CALIB -o OUTPUT --json`; returns a TuneResult. calib takes
-    what quantize() takes."""
+    what quantize() takes. work_dir: keep the candidates and the state log there, so a rerun
+    takes the rows measured before from it (`--work-dir`, `--force-new`)."""
     with calibration_specs(calib, calib_samples) as specs, _progress(progress):
         raw = _qtune.tune(model, specs, output, candidates=list(candidates),
                           threads=list(threads), strategy=strategy, min_sqnr=min_sqnr,
                           calib_samples=calib_samples, iters=iters, rounds=rounds,
-                          autotune_dir=autotune_dir, qtune_binary=qtune_binary)
+                          autotune_dir=autotune_dir, qtune_binary=qtune_binary,
+                          work_dir=work_dir, force_new=force_new)
     return TuneResult.from_json(raw)
 
 

@@ -26,6 +26,8 @@ StatusOr<TuneResult> Tune(const std::string& model_path, const std::string& chec
   engine.iters = options.iters;
   engine.rounds = options.rounds;
   engine.autotune_dir = options.autotune_dir;
+  engine.work_dir = options.work_dir;
+  engine.force_new = options.force_new;
   engine.show_progress = options.show_progress;
   ASSIGN_OR_RETURN(engine.worker_executable, api_internal::FindQtuneBinary(options.qtune_binary));
   ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> model, ir::LoadModel(model_path));
@@ -44,6 +46,7 @@ StatusOr<TuneResult> Tune(const std::string& model_path, const std::string& chec
                            .sqnr_db = row.sqnr_db,
                            .latency_ms = row.latency_ms,
                            .fp32_latency_ms = row.fp32_latency_ms,
+                           .replayed = row.replayed,
                            .chosen = row.chosen});
   }
   result.json = DumpJson(tune::TuneResultToJson(tuned, model_path, checkpoint_path), 2);
