@@ -156,6 +156,21 @@ def test_tune_returns_the_cli_json_shape_and_a_loadable_checkpoint(tmp_path):
     assert session.run({"input": np.load(CALIB)[:2]})["logits"].shape == (2, 10)
 
 
+def test_tune_resumes_from_its_work_dir(tmp_path):
+    work = str(tmp_path / "work")
+    calib = np.load(CALIB)[:64]  # an array: written to a new temporary file each call
+
+    def tune(name):
+        return qtune.tune(MODEL, calib, str(tmp_path / name), candidates=["fp32", "int8"],
+                          iters=2, rounds=1, qtune_binary=QTUNE_BINARY, work_dir=work)
+
+    first = tune("a.qtc")
+    assert [row.raw["replayed"] for row in first.table] == [False, False]
+    again = tune("b.qtc")  # the same candidate files: nothing measured again
+    assert [row.raw["replayed"] for row in again.table] == [True, True]
+    assert [row.latency_ms for row in again.table] == [row.latency_ms for row in first.table]
+
+
 def test_autotune_takes_batches_and_returns_the_report_it_writes(tmp_path):
     work = str(tmp_path / "work")
     batches = ({"input": b} for b in np.split(np.load(CALIB)[:64], 4))  # streamed
