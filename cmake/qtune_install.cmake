@@ -11,7 +11,7 @@
 # include/qtune/internal/core/ (on the include path as "core/...", which is how the public
 # headers and they themselves include them); no other internal header is installed
 # (tests/packaging/install_consumer_test.sh checks the list). The module libraries
-# (qtune::core, ir, passes, runtime, quant, autotune, tune: static, the module diagram of
+# (qtune::core, ir, passes, runtime, quant, measure, autotune, tune: static, the module diagram of
 # ARCHITECTURE.md) are exported because qtune::qtune links them, not for direct use.
 # qtuneConfig.cmake finds their dependencies with find_dependency
 # (cmake/qtuneConfig.cmake.in); the list there, and the Requires/Libs of
@@ -21,7 +21,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(QTUNE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/qtune)
-set(_qtune_modules core ir passes runtime quant autotune tune api)
+set(_qtune_modules core ir passes runtime quant measure autotune tune api)
 # The internal headers the public ones include (directly or through each other).
 set(_qtune_internal_headers core/status.h core/tensor.h core/dtype.h core/check.h)
 set(QTUNE_INSTALL_INTERNAL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/qtune/internal)
@@ -33,7 +33,7 @@ endforeach()
 # only core's has headers (the four above); the others have none to offer.
 set_target_properties(qtune_core PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
   "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>;$<INSTALL_INTERFACE:${QTUNE_INSTALL_INTERNAL_INCLUDEDIR}>")
-foreach(_module ir passes runtime quant autotune tune)
+foreach(_module ir passes runtime quant measure autotune tune)
   set_target_properties(qtune_${_module} PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>")
 endforeach()

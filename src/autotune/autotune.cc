@@ -298,7 +298,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   }
   in.input_sizes = sizes;
   in.machine = MeasuringMachine(o, *benchmark);
-  StateHeader header;
+  measure::StateHeader header;
   header.qtune_version = "0.1.0";
   header.model_sha256 = model_sha;
   header.options = ResultOptions(o, preset, in);

@@ -39,7 +39,7 @@ Comparison CombineComparisons(const Comparison& a, const Comparison& b) {
 
 Measurer::Measurer(Benchmark& benchmark, StateLog& log, MeasurerOptions options)
     : benchmark_(benchmark), log_(log), options_(options) {
-  for (const MeasurementRecord& record : log.replayed()) {
+  for (const measure::MeasurementRecord& record : log.replayed()) {
     if (record.ok) {
       replay_ok_[record.key] = record;
     } else {
@@ -133,7 +133,7 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
         retry_index.push_back(index[j]);
         return;
       }
-      MeasurementRecord record;
+      measure::MeasurementRecord record;
       record.key = request.key;
       record.pattern = request.pattern;
       record.scheme = request.scheme;

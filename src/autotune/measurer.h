@@ -89,7 +89,7 @@ class Measurer {
   Benchmark& benchmark_;
   StateLog& log_;
   MeasurerOptions options_;
-  std::map<std::string, MeasurementRecord> replay_ok_;  // successful records by key
+  std::map<std::string, measure::MeasurementRecord> replay_ok_;  // successful records by key
   std::map<std::string, int> replay_failed_;            // failed records by key
   MeasurerCounters counters_;
   MeasurerTiming timing_;

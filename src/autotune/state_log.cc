@@ -6,24 +6,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <ctime>
-#include <string_view>
 #include <utility>
 
 #include "core/json_limits.h"
 #include "core/logging.h"
-#include "core/sha256.h"
 
 namespace qtune::autotune {
 namespace {
 
 using Json = nlohmann::json;
 
-constexpr size_t kChecksumDigits = 16;
 constexpr char kForceNewAdvice[] = "--force-new starts over (the old log is kept beside it)";
 
 // Owns a file descriptor until Release().
@@ -53,114 +49,12 @@ Status OsError(const std::string& what, const std::string& path, int err) {
   return InternalError(message);
 }
 
-// Compact JSON; invalid UTF-8 (an error_detail copied from a child's stderr) becomes U+FFFD
-// instead of throwing.
-std::string Dump(const Json& json) { return DumpJson(json); }
-
-std::string Checksum(std::string_view text) { return Sha256Hex(text).substr(0, kChecksumDigits); }
-
-std::string MakeLine(const Json& json) {
-  std::string text = Dump(json);
-  return Checksum(text) + " " + text + "\n";
-}
-
-// Checks the checksum of one line (without its newline) and parses its JSON object.
-// The error says what is wrong, for a warning.
-StatusOr<Json> ParseLine(std::string_view line) {
-  if (line.size() < kChecksumDigits + 2 || line[kChecksumDigits] != ' ') {
-    return DataLossError("not a \"<checksum> <json>\" line");
-  }
-  std::string_view text = line.substr(kChecksumDigits + 1);
-  if (Checksum(text) != line.substr(0, kChecksumDigits)) return DataLossError("bad checksum");
-  StatusOr<Json> json = ParseUntrustedJson(text, "record");  // depth-limited
-  if (!json.ok() || !json->is_object()) return DataLossError("bad JSON");
-  return json;
-}
-
-Status FieldError(const char* field, const char* type) {
-  return InvalidArgumentError(fmt::format("field \"{}\" is missing or not {}", field, type));
-}
-
-Status GetString(const Json& json, const char* field, std::string* out) {
-  auto it = json.find(field);
-  if (it == json.end() || !it->is_string()) return FieldError(field, "a string");
-  *out = it->get<std::string>();
-  return Status::Ok();
-}
-
-Status GetLatencies(const Json& json, const char* field, std::vector<double>* out) {
-  auto it = json.find(field);
-  if (it == json.end() || !it->is_array()) return FieldError(field, "an array");
-  out->clear();
-  for (const Json& value : *it) {
-    if (!value.is_number() || !std::isfinite(value.get<double>())) {
-      return FieldError(field, "an array of finite numbers");
-    }
-    out->push_back(value.get<double>());
-  }
-  return Status::Ok();
-}
-
-Json LatenciesToJson(const std::vector<double>& values) {
-  Json array = Json::array();
-  for (double value : values) array.push_back(std::isfinite(value) ? Json(value) : Json(nullptr));
-  return array;
-}
-
-Json HeaderToJson(const StateHeader& header) {
-  return Json{{"type", "header"},
-              {"format_version", header.format_version},
-              {"qtune_version", header.qtune_version},
-              {"model_sha256", header.model_sha256},
-              {"options", header.options},
-              {"options_fingerprint", header.OptionsFingerprint()},
-              {"header_id", header.Id()}};
-}
-
-// The header as read back; `fingerprint` is the stored options_fingerprint.
-struct StoredHeader {
-  StateHeader header;
-  std::string fingerprint;
-};
-
-StatusOr<StoredHeader> HeaderFromJson(const Json& json) {
-  StoredHeader stored;
-  std::string type;
-  RETURN_IF_ERROR(GetString(json, "type", &type));
-  if (type != "header") return InvalidArgumentError("the first record is not a header");
-  auto version = json.find("format_version");
-  if (version == json.end() || !version->is_number_integer() || version->get<int64_t>() < 1) {
-    return FieldError("format_version", "a positive integer");
-  }
-  if (version->get<int64_t>() < kStateLogFormatVersion) {
-    return FailedPreconditionError(fmt::format(
-        "it has format version {}, from an older qtune whose records do not name the header "
-        "they belong to (a record copied from another run would be replayed); finish it with "
-        "the qtune that wrote it",
-        version->get<int64_t>()));
-  }
-  if (version->get<int64_t>() > kStateLogFormatVersion) {
-    return FailedPreconditionError(fmt::format(
-        "it has format version {}, newer than this qtune reads ({}); resume with the qtune that "
-        "wrote it",
-        version->get<int64_t>(), kStateLogFormatVersion));
-  }
-  stored.header.format_version = version->get<int>();
-  RETURN_IF_ERROR(GetString(json, "qtune_version", &stored.header.qtune_version));
-  RETURN_IF_ERROR(GetString(json, "model_sha256", &stored.header.model_sha256));
-  RETURN_IF_ERROR(GetString(json, "options_fingerprint", &stored.fingerprint));
-  auto options = json.find("options");
-  if (options == json.end()) return FieldError("options", "present");
-  stored.header.options = *options;
-  return stored;
-}
-
 // "threads: log 4, this run 8; seed: ..." for the options that differ. Objects on both
 // sides are compared key by key: "calib_sha256 'calib.npy': log \"9f..\", this run \"c2..\"".
 void DiffInto(const Json& logged, const Json& now, const std::string& prefix, std::string* diff) {
   auto describe = [](const Json& object, const std::string& key) {
     auto it = object.find(key);
-    return it == object.end() ? std::string("(absent)") : Dump(*it);
+    return it == object.end() ? std::string("(absent)") : DumpJson(*it);
   };
   Json keys = Json::object();
   for (const auto& [key, value] : logged.items()) keys[key] = true;
@@ -181,30 +75,11 @@ void DiffInto(const Json& logged, const Json& now, const std::string& prefix, st
 
 std::string OptionsDiff(const Json& logged, const Json& now) {
   if (!logged.is_object() || !now.is_object()) {
-    return fmt::format("log {}, this run {}", Dump(logged), Dump(now));
+    return fmt::format("log {}, this run {}", DumpJson(logged), DumpJson(now));
   }
   std::string diff;
   DiffInto(logged, now, "", &diff);
   return diff.empty() ? "(same values, different fingerprint)" : diff;
-}
-
-// True when `line`, the only line of a file and without a newline, is a header cut short
-// or zero-filled by a crash: "<16 hex> {" so far, then nothing or only NUL bytes. Anything else is
-// some other file, which Open() must not truncate.
-bool IsTornHeader(std::string_view line) {
-  size_t end = line.find('\0');
-  if (end != std::string_view::npos &&
-      line.find_first_not_of('\0', end) != std::string_view::npos) {
-    return false;
-  }
-  std::string_view written = line.substr(0, end);
-  const std::string_view shape = "0000000000000000 {";
-  for (size_t i = 0; i < written.size() && i < shape.size(); ++i) {
-    bool ok = i < kChecksumDigits ? std::isxdigit(static_cast<unsigned char>(written[i])) != 0
-                                  : written[i] == shape[i];
-    if (!ok) return false;
-  }
-  return true;
 }
 
 std::string NowIso8601() {
@@ -267,57 +142,8 @@ StatusOr<std::string> MoveAside(const std::string& path) {
 
 }  // namespace
 
-std::string StateHeader::OptionsFingerprint() const { return Sha256Hex(Dump(options)); }
-
-std::string StateHeader::Id() const {
-  return Sha256Hex(model_sha256 + " " + OptionsFingerprint()).substr(0, kChecksumDigits);
-}
-
-Json RecordToJson(const MeasurementRecord& record) {
-  return Json{{"type", "measurement"},
-              {"key", record.key},
-              {"pattern", record.pattern},
-              {"scheme", record.scheme},
-              {"ok", record.ok},
-              {"candidate_ms", LatenciesToJson(record.candidate_ms)},
-              {"reference_ms", LatenciesToJson(record.reference_ms)},
-              {"error_kind", record.error_kind},
-              {"error_detail", record.error_detail},
-              {"attempts", record.attempts},
-              {"timestamp", record.timestamp},
-              {"header_id", record.header_id}};
-}
-
-StatusOr<MeasurementRecord> RecordFromJson(const Json& json) {
-  if (!json.is_object()) return InvalidArgumentError("a record is not a JSON object");
-  MeasurementRecord record;
-  std::string type;
-  RETURN_IF_ERROR(GetString(json, "type", &type));
-  if (type != "measurement") return InvalidArgumentError("record type \"" + type + "\" unknown");
-  RETURN_IF_ERROR(GetString(json, "key", &record.key));
-  if (record.key.empty()) return FieldError("key", "a non-empty string");
-  RETURN_IF_ERROR(GetString(json, "pattern", &record.pattern));
-  RETURN_IF_ERROR(GetString(json, "scheme", &record.scheme));
-  auto ok = json.find("ok");
-  if (ok == json.end() || !ok->is_boolean()) return FieldError("ok", "a bool");
-  record.ok = ok->get<bool>();
-  RETURN_IF_ERROR(GetLatencies(json, "candidate_ms", &record.candidate_ms));
-  RETURN_IF_ERROR(GetLatencies(json, "reference_ms", &record.reference_ms));
-  RETURN_IF_ERROR(GetString(json, "error_kind", &record.error_kind));
-  RETURN_IF_ERROR(GetString(json, "error_detail", &record.error_detail));
-  auto attempts = json.find("attempts");
-  if (attempts == json.end() || !attempts->is_number_integer() || attempts->get<int64_t>() < 0 ||
-      attempts->get<int64_t>() > 1000000) {
-    return FieldError("attempts", "a non-negative integer");
-  }
-  record.attempts = attempts->get<int>();
-  RETURN_IF_ERROR(GetString(json, "timestamp", &record.timestamp));
-  RETURN_IF_ERROR(GetString(json, "header_id", &record.header_id));
-  return record;
-}
-
 StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
-                                                   const StateHeader& header,
+                                                   const measure::StateHeader& header,
                                                    const OpenOptions& options,
                                                    std::vector<std::string>* warnings) {
   auto warn = [&](std::string message) {
@@ -354,113 +180,48 @@ StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
   auto start_afresh = [&]() -> Status {
     if (::ftruncate(log->fd_, 0) != 0) return OsError("cannot truncate state log", path, errno);
     log->size_ = 0;
-    return log->WriteLine(MakeLine(HeaderToJson(header)));
+    return log->WriteLine(measure::EncodeLine(measure::HeaderToJson(header)));
   };
   if (contents.empty()) {
     RETURN_IF_ERROR(start_afresh());
     return log;
   }
 
-  // Split into lines; the last one may lack its newline (torn).
-  struct Line {
-    size_t offset;
-    std::string_view text;
-    bool complete;
-  };
-  std::vector<Line> lines;
-  const std::string_view text = contents;
-  for (size_t offset = 0; offset < text.size();) {
-    size_t newline = text.find('\n', offset);
-    bool complete = newline != std::string_view::npos;
-    size_t end = complete ? newline : text.size();
-    lines.push_back({offset, text.substr(offset, end - offset), complete});
-    offset = end + 1;
-  }
-
-  // The header.
-  StatusOr<Json> header_json = ParseLine(lines[0].text);
-  if (lines.size() == 1 && !lines[0].complete && IsTornHeader(lines[0].text)) {
+  // The header: only the torn remains of one is started afresh; anything else unreadable
+  // is some other file, which Open() must not touch.
+  const std::vector<measure::LogLine> lines = measure::SplitLogLines(contents);
+  if (lines.size() == 1 && !lines[0].complete && measure::IsTornHeader(lines[0].text)) {
     warn(fmt::format("{}:1: torn header ({} bytes) dropped; starting a new log", path,
                      lines[0].text.size()));
     RETURN_IF_ERROR(start_afresh());
     return log;
   }
-  auto unreadable = [&](const std::string& why) {
-    return DataLossError(fmt::format(
-        "state log '{}' has an unreadable header ({}); is it a qtune autotune state log? {}", path,
-        why, kForceNewAdvice));
-  };
-  if (!header_json.ok()) {
-    // A newer format may have changed the line layout; still say "newer" when we can.
-    size_t space = lines[0].text.find(' ');
-    StatusOr<Json> parsed = space == std::string_view::npos
-                                ? StatusOr<Json>(DataLossError("no JSON"))
-                                : ParseUntrustedJson(lines[0].text.substr(space + 1), "header");
-    Json guess = parsed.ok() ? std::move(*parsed) : Json();
-    if (guess.is_object() && guess.value("type", Json()) == "header" &&
-        guess.value("format_version", Json()).is_number_integer() &&
-        guess["format_version"].get<int64_t>() > kStateLogFormatVersion) {
-      header_json = std::move(guess);
-    } else {
-      return unreadable(header_json.status().message());
-    }
-  }
-  StatusOr<StoredHeader> stored = HeaderFromJson(*header_json);
-  if (!stored.ok()) {
-    if (stored.status().code() == StatusCode::kFailedPrecondition) {  // newer or older format
-      return DataLossError(fmt::format("state log '{}': {}; or {}", path, stored.status().message(),
-                                       kForceNewAdvice));
-    }
-    return unreadable(stored.status().message());
-  }
-  if (stored->header.model_sha256 != header.model_sha256) {
+  ASSIGN_OR_RETURN(measure::ParsedStateLog parsed,
+                   measure::ParseStateLog(contents, path, kForceNewAdvice));
+  if (parsed.header.model_sha256 != header.model_sha256) {
     return FailedPreconditionError(fmt::format(
         "state log '{}' was recorded for another model (sha256 {}, this run's model is {}); "
         "move it away or {}",
-        path, stored->header.model_sha256, header.model_sha256, kForceNewAdvice));
+        path, parsed.header.model_sha256, header.model_sha256, kForceNewAdvice));
   }
-  if (stored->fingerprint != header.OptionsFingerprint()) {
+  if (parsed.stored_fingerprint != header.OptionsFingerprint()) {
     return FailedPreconditionError(fmt::format(
         "state log '{}' was recorded with other options or data ({}); rerun with the same "
         "options and data or {}",
-        path, OptionsDiff(stored->header.options, header.options), kForceNewAdvice));
+        path, OptionsDiff(parsed.header.options, header.options), kForceNewAdvice));
   }
 
-  // The measurements.
-  log->size_ = static_cast<int64_t>(lines[0].offset + lines[0].text.size() + 1);
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const Line& line = lines[i];
-    bool last = i + 1 == lines.size();
-    StatusOr<Json> json = ParseLine(line.text);
-    if (last && (!line.complete || !json.ok())) {
-      std::string why = line.complete ? json.status().message() : "no newline";
-      warn(fmt::format("{}:{}: torn last record ({}, {} bytes) dropped; file truncated to {} bytes",
-                       path, i + 1, why, line.text.size() + (line.complete ? 1 : 0), line.offset));
-      if (::ftruncate(log->fd_, static_cast<off_t>(line.offset)) != 0 || ::fsync(log->fd_) != 0) {
-        return OsError("cannot truncate the torn tail of state log", path, errno);
-      }
-      break;
+  // The measurements; a torn tail is cut off so appends continue after the last good line.
+  log->size_ = static_cast<int64_t>(parsed.good_size);
+  if (parsed.torn_tail) {
+    parsed.warnings.back() += fmt::format("; file truncated to {} bytes", parsed.good_size);
+    if (::ftruncate(log->fd_, static_cast<off_t>(parsed.good_size)) != 0 ||
+        ::fsync(log->fd_) != 0) {
+      return OsError("cannot truncate the torn tail of state log", path, errno);
     }
-    log->size_ = static_cast<int64_t>(line.offset + line.text.size() + 1);
-    if (!json.ok()) {
-      warn(fmt::format("{}:{}: damaged record skipped ({})", path, i + 1, json.status().message()));
-      continue;
-    }
-    StatusOr<MeasurementRecord> record = RecordFromJson(*json);
-    if (!record.ok()) {
-      warn(fmt::format("{}:{}: damaged record skipped ({})", path, i + 1,
-                       record.status().message()));
-      continue;
-    }
-    if (record->header_id != log->header_id_) {
-      warn(fmt::format(
-          "{}:{}: record of another run skipped (header_id \"{}\", this log's is \"{}\": it was "
-          "measured for another model or with other options, e.g. copied from another log)",
-          path, i + 1, record->header_id, log->header_id_));
-      continue;
-    }
-    log->replayed_.push_back(std::move(record).value());
   }
+  for (std::string& warning : parsed.warnings) warn(std::move(warning));
+  for (auto& [line, record] : parsed.records) log->replayed_.push_back(std::move(record));
   return log;
 }
 
@@ -468,7 +229,7 @@ StateLog::~StateLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Status StateLog::Append(MeasurementRecord record) {
+Status StateLog::Append(measure::MeasurementRecord record) {
   RETURN_IF_ERROR(broken_);
   if (record.key.empty()) {
     return InvalidArgumentError(fmt::format("state log '{}': a record needs a key", path_));
@@ -485,7 +246,7 @@ Status StateLog::Append(MeasurementRecord record) {
   }
   if (record.timestamp.empty()) record.timestamp = NowIso8601();
   record.header_id = header_id_;
-  return WriteLine(MakeLine(RecordToJson(record)));
+  return WriteLine(measure::EncodeLine(measure::RecordToJson(record)));
 }
 
 Status StateLog::WriteLine(const std::string& line) {

@@ -4,14 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/file_io.h"
-#include "core/json_limits.h"
-#include "core/sha256.h"
 #include "core/warning_summary.h"
-#include "report/json_fields.h"
+#include "measure/state_log_format.h"
 
 namespace qtune::report {
 namespace {
@@ -33,37 +29,6 @@ std::optional<double> ParseTimestamp(const std::string& text) {
   return static_cast<double>(seconds) + millis / 1000.0;
 }
 
-std::optional<std::vector<double>> Latencies(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return std::nullopt;
-  std::vector<double> values;
-  for (const auto& v : *it) {
-    if (!v.is_number()) return std::nullopt;
-    values.push_back(v.get<double>());
-  }
-  return values;
-}
-
-// The JSON of a line whose checksum holds; nullopt (with `why`) otherwise.
-std::optional<nlohmann::json> CheckedJson(const std::string& line, std::string* why) {
-  const size_t space = line.find(' ');
-  if (space != 16) {
-    *why = "no checksum";
-    return std::nullopt;
-  }
-  const std::string body = line.substr(space + 1);
-  if (Sha256Hex(body).substr(0, 16) != line.substr(0, 16)) {
-    *why = "checksum mismatch";
-    return std::nullopt;
-  }
-  StatusOr<nlohmann::json> j = ParseUntrustedJson(body, "record");
-  if (!j.ok() || !j->is_object()) {
-    *why = j.ok() ? "not a JSON object" : j.status().message();
-    return std::nullopt;
-  }
-  return std::move(*j);
-}
-
 }  // namespace
 
 double Median(std::vector<double> values) {
@@ -75,57 +40,30 @@ double Median(std::vector<double> values) {
 
 StatusOr<AutotuneLog> ReadAutotuneLog(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  // The same parse as a resume's (measure/state_log_format.h): the report plots exactly the
+  // records a warm restart would replay, and warns about the same lines.
+  ASSIGN_OR_RETURN(
+      measure::ParsedStateLog parsed,
+      measure::ParseStateLog(text, path, "the report is drawn from report.json alone"));
   AutotuneLog log;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
   std::optional<double> first_time;
-  while (std::getline(in, line)) {
-    ++line_no;
-    const bool torn = in.eof() && !text.empty() && text.back() != '\n';
-    std::string why;
-    auto j = CheckedJson(line, &why);
-    if (line_no == 1) {
-      if (!j.has_value() || StringField(*j, "type") != "header") {
-        return DataLossError(path + ":1: not a qtune autotune state log header (" +
-                             (why.empty() ? "not a header" : why) +
-                             "); pass the work dir of `qtune autotune` or its report.json");
-      }
-      continue;
-    }
-    if (!j.has_value()) {
-      log.warnings.push_back(
-          path + ":" + std::to_string(line_no) +
-          (torn ? ": torn last record skipped (" : ": damaged record skipped (") + why + ")");
-      continue;
-    }
-    if (StringField(*j, "type") != "measurement") continue;  // unknown record kinds: ignored
-    auto candidate = Latencies(*j, "candidate_ms");
-    auto reference = Latencies(*j, "reference_ms");
-    auto ok = j->find("ok");
-    if (!candidate || !reference || ok == j->end() || !ok->is_boolean()) {
-      log.warnings.push_back(path + ":" + std::to_string(line_no) +
-                             ": damaged record skipped (missing or mistyped field)");
-      continue;
-    }
+  for (const auto& [line, record] : parsed.records) {
     LogMeasurement m;
-    m.line = line_no;
-    m.pattern = StringField(*j, "pattern");
-    m.scheme = StringField(*j, "scheme");
-    m.ok = ok->get<bool>();
-    m.candidate_ms = Median(*candidate);
-    m.reference_ms = Median(*reference);
-    m.error_kind = StringField(*j, "error_kind");
-    if (auto t = ParseTimestamp(StringField(*j, "timestamp"))) {
+    m.line = line;
+    m.pattern = record.pattern;
+    m.scheme = record.scheme;
+    m.ok = record.ok;
+    m.candidate_ms = Median(record.candidate_ms);
+    m.reference_ms = Median(record.reference_ms);
+    m.error_kind = record.error_kind;
+    if (auto t = ParseTimestamp(record.timestamp)) {
       if (!first_time) first_time = t;
       m.seconds = *t - *first_time;
     }
     log.measurements.push_back(std::move(m));
   }
-  if (line_no == 0) {
-    return DataLossError(path + ": empty; not a qtune autotune state log");
-  }
-  log.warnings = SummarizeLineWarnings(log.warnings);  // a file of junk: a few lines, not 40 000
+  // A file of junk: a few lines, not 40 000.
+  log.warnings = SummarizeLineWarnings(parsed.warnings);
   return log;
 }
 

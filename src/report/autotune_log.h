@@ -30,9 +30,10 @@ struct AutotuneLog {
                                              // (core/warning_summary.h)
 };
 
-// Errors: NotFound (no file), DataLoss when line 1 is not a state log header. Damaged
-// records (bad checksum, not JSON, missing fields) and a torn last line are skipped with a
-// warning, as a warm restart would.
+// Errors: NotFound (no file), DataLoss when line 1 is not a readable state log header of
+// this format version. Damaged records (bad checksum, not JSON, missing fields), records of
+// another run (header_id) and a torn last line are skipped with a warning, exactly as a
+// warm restart skips them: both read through measure::ParseStateLog.
 StatusOr<AutotuneLog> ReadAutotuneLog(const std::string& path);
 
 // The median of `values`; NaN for none.

@@ -289,7 +289,7 @@ void MeasureRows(std::vector<TuneRow>& rows, size_t first, const RowCandidate& c
                                 against_fp32 ? fp32_sha256 : "",
                                 MeasuringMachine(*bench, row.threads)};
     std::vector<double> candidate_ms, reference_ms;
-    if (const autotune::MeasurementRecord* logged = log.Find(key)) {
+    if (const measure::MeasurementRecord* logged = log.Find(key)) {
       candidate_ms = logged->candidate_ms;
       reference_ms = logged->reference_ms;
       row.replayed = true;

@@ -18,7 +18,7 @@ std::string RowMeasurementKey::ToString() const {
 }
 
 TuneLog::TuneLog(std::unique_ptr<autotune::StateLog> log) : log_(std::move(log)) {
-  for (const autotune::MeasurementRecord& record : log_->replayed()) {
+  for (const measure::MeasurementRecord& record : log_->replayed()) {
     if (record.ok) measured_[record.key] = record;  // the last one of a key wins
   }
 }
@@ -27,7 +27,7 @@ StatusOr<std::unique_ptr<TuneLog>> TuneLog::Open(const std::string& work_dir,
                                                  const std::string& fp32_path,
                                                  const TuneOptions& options,
                                                  const InputSizes& sizes) {
-  autotune::StateHeader header;
+  measure::StateHeader header;
   header.qtune_version = autotune::kQtuneVersion;
   ASSIGN_OR_RETURN(header.model_sha256, Sha256File(fp32_path));
   // What the measured latencies depend on besides the two files and the machine (in each
@@ -47,14 +47,14 @@ StatusOr<std::unique_ptr<TuneLog>> TuneLog::Open(const std::string& work_dir,
   return std::unique_ptr<TuneLog>(new TuneLog(std::move(*log)));
 }
 
-const autotune::MeasurementRecord* TuneLog::Find(const RowMeasurementKey& key) const {
+const measure::MeasurementRecord* TuneLog::Find(const RowMeasurementKey& key) const {
   auto it = measured_.find(key.ToString());
   return it == measured_.end() ? nullptr : &it->second;
 }
 
 void TuneLog::Append(const RowMeasurementKey& key, const TuneRow& row,
                      const autotune::Measurement& measurement) {
-  autotune::MeasurementRecord record;
+  measure::MeasurementRecord record;
   record.key = key.ToString();
   record.pattern = row.candidate;
   record.scheme = fmt::format("threads {}", row.threads);

@@ -41,7 +41,7 @@ class TuneLog {
 
   // The successful measurement of `key` an earlier run logged; null when there is none (a
   // failed measurement is measured again).
-  const autotune::MeasurementRecord* Find(const RowMeasurementKey& key) const;
+  const measure::MeasurementRecord* Find(const RowMeasurementKey& key) const;
 
   // Logs one row's measurement (success or failure). A log that cannot be written costs
   // only the resume: the error is a warning, and the row's result stands.
@@ -57,7 +57,7 @@ class TuneLog {
   explicit TuneLog(std::unique_ptr<autotune::StateLog> log);
 
   std::unique_ptr<autotune::StateLog> log_;
-  std::map<std::string, autotune::MeasurementRecord> measured_;  // ok records by key
+  std::map<std::string, measure::MeasurementRecord> measured_;  // ok records by key
   int replayed_ = 0;
 };
 

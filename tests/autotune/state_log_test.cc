@@ -25,6 +25,11 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
+using measure::kStateLogFormatVersion;
+using measure::MeasurementRecord;
+using measure::RecordFromJson;
+using measure::RecordToJson;
+using measure::StateHeader;
 namespace fs = std::filesystem;
 
 StateHeader TestHeader() {

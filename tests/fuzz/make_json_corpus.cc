@@ -51,7 +51,7 @@ int StateLogs(const fs::path& dir) {
       std::fprintf(stderr, "%s\n", log.status().ToString().c_str());
       return 1;
     }
-    autotune::MeasurementRecord ok;
+    measure::MeasurementRecord ok;
     ok.key = "0123456789abcdef:fp32";
     ok.pattern = "baseline";
     ok.scheme = "0";
@@ -59,7 +59,7 @@ int StateLogs(const fs::path& dir) {
     ok.candidate_ms = {1.25, 1.5, 1.0};
     ok.reference_ms = {2.0, 2.5, 2.25};
     ok.timestamp = "2026-12-01T12:00:00Z";
-    autotune::MeasurementRecord failed = ok;
+    measure::MeasurementRecord failed = ok;
     failed.key = "fedcba9876543210:fp32";
     failed.pattern = "3f2a";
     failed.scheme = "0110";

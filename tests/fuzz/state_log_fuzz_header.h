@@ -6,8 +6,8 @@
 
 namespace qtune::fuzz {
 
-inline autotune::StateHeader FuzzStateHeader() {
-  autotune::StateHeader header;
+inline measure::StateHeader FuzzStateHeader() {
+  measure::StateHeader header;
   header.qtune_version = "0.1.0";
   header.model_sha256 = std::string(64, 'a');
   header.options = {{"mode", "quick"}, {"threads", 1}, {"seed", 0}};

@@ -4,7 +4,8 @@
 // Half the inputs (picked from the input's first byte) get every line's checksum
 // recomputed first, so mutated JSON reaches the parser rather than stopping at the
 // checksum. The header the corpus was written with (make_json_corpus.cc) is the one
-// opened with, so records replay. A record that replays must append again.
+// opened with, so records replay. A record that replays must append again, and the two
+// readers, which share one parser (measure/state_log_format.h), must take the same records.
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -43,8 +44,13 @@ int FuzzOne(const uint8_t* data, size_t size) {
   if (log.ok()) {
     ++g_opened;
     g_replayed += static_cast<int64_t>((*log)->replayed().size());
+    if (report_log.ok() && report_log->measurements.size() != (*log)->replayed().size()) {
+      FailTarget(kTargetName, "the report read " + std::to_string(report_log->measurements.size()) +
+                                  " records, the resume " +
+                                  std::to_string((*log)->replayed().size()));
+    }
     if (!(*log)->replayed().empty()) {
-      autotune::MeasurementRecord again = (*log)->replayed().front();
+      measure::MeasurementRecord again = (*log)->replayed().front();
       again.timestamp.clear();
       if (Status s = (*log)->Append(again); !s.ok()) {
         FailTarget(kTargetName, "a replayed record does not append: " + s.ToString());

@@ -134,30 +134,51 @@ TEST_F(ReportFiles, MistypedFieldsRenderAsMissingInsteadOfFailing) {
 
 TEST_F(ReportFiles, StateLogDamagedRecordAndTornTailAreSkippedWithWarnings) {
   const std::string header = LogLine(
-      "{\"format_version\":1,\"model_sha256\":\"x\",\"options\":{},\"options_fingerprint\":\"y\","
+      "{\"format_version\":2,\"model_sha256\":\"x\",\"options\":{},\"options_fingerprint\":\"y\","
       "\"qtune_version\":\"0.1.0\",\"type\":\"header\"}");
-  auto record = [](const std::string& pattern, const std::string& time) {
+  const std::string header_id = Sha256Hex("x y").substr(0, 16);  // StateHeader::Id()
+  auto record = [&](const std::string& pattern, const std::string& time,
+                    const std::string& id) {
     return "{\"attempts\":1,\"candidate_ms\":[2.0,4.0],\"error_detail\":\"\",\"error_kind\":\"\","
-           "\"key\":\"k\",\"ok\":true,\"pattern\":\"" +
-           pattern + "\",\"reference_ms\":[3.0],\"scheme\":\"01\",\"timestamp\":\"" + time +
+           "\"header_id\":\"" +
+           id + "\",\"key\":\"k\",\"ok\":true,\"pattern\":\"" + pattern +
+           "\",\"reference_ms\":[3.0],\"scheme\":\"01\",\"timestamp\":\"" + time +
            "\",\"type\":\"measurement\"}";
   };
-  std::string damaged = LogLine(record("p2", "2026-12-01T13:49:16.000Z"));
+  std::string damaged = LogLine(record("p2", "2026-12-01T13:49:16.000Z", header_id));
   damaged[20] = damaged[20] == 'a' ? 'b' : 'a';  // the checksum no longer holds
-  const std::string path =
-      Write("state.jsonl", header + LogLine(record("p1", "2026-12-01T13:49:15.000Z")) + damaged +
-                               LogLine(record("p3", "2026-12-01T13:49:17.500Z")) + "0123");
+  const std::string foreign = LogLine(record("p9", "2026-12-01T13:49:16.500Z", "0123456789abcdef"));
+  const std::string path = Write(
+      "state.jsonl", header + LogLine(record("p1", "2026-12-01T13:49:15.000Z", header_id)) +
+                         damaged + foreign +
+                         LogLine(record("p3", "2026-12-01T13:49:17.500Z", header_id)) + "0123");
   auto log = ReadAutotuneLog(path);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   ASSERT_EQ(log->measurements.size(), 2u);
   EXPECT_EQ(log->measurements[0].pattern, "p1");
   EXPECT_DOUBLE_EQ(log->measurements[0].candidate_ms, 3.0);  // median of 2 and 4
   EXPECT_DOUBLE_EQ(log->measurements[0].reference_ms, 3.0);
-  EXPECT_EQ(log->measurements[1].line, 4);
+  EXPECT_EQ(log->measurements[1].line, 5);
   EXPECT_DOUBLE_EQ(log->measurements[1].seconds.value_or(-1), 2.5);
-  ASSERT_EQ(log->warnings.size(), 2u);
+  ASSERT_EQ(log->warnings.size(), 3u);
   EXPECT_NE(log->warnings[0].find("state.jsonl:3: damaged record"), std::string::npos);
-  EXPECT_NE(log->warnings[1].find("state.jsonl:5: torn last record"), std::string::npos);
+  EXPECT_NE(log->warnings[1].find("state.jsonl:4: record of another run skipped"),
+            std::string::npos);
+  EXPECT_NE(log->warnings[2].find("state.jsonl:6: torn last record"), std::string::npos);
+}
+
+// The report reads through the state log's one parser: a log of an older format is refused
+// as a resume refuses it, saying which version it is.
+TEST_F(ReportFiles, StateLogOfAnOlderFormatIsRefusedNamingTheVersion) {
+  const std::string path = Write(
+      "state.jsonl",
+      LogLine("{\"format_version\":1,\"model_sha256\":\"x\",\"options\":{},"
+              "\"options_fingerprint\":\"y\",\"qtune_version\":\"0.1.0\",\"type\":\"header\"}"));
+  auto log = ReadAutotuneLog(path);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(log.status().message().find("format version 1"), std::string::npos)
+      << log.status().message();
 }
 
 TEST_F(ReportFiles, StateLogWithoutAHeaderIsDataLoss) {
