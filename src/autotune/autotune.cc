@@ -154,16 +154,6 @@ StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
                               o.benchmark + "'");
 }
 
-// The fingerprint of the machine whose latencies the run compares: this one for the
-// in-process and command back ends (a command may reach another machine; that is the
-// command's business), the workers' for redis.
-std::string MeasuringMachine(const AutotuneOptions& o, const Benchmark& benchmark) {
-  if (const auto* redis = dynamic_cast<const RedisBenchmark*>(&benchmark)) {
-    return redis->required_machine().empty() ? "mixed workers" : redis->required_machine();
-  }
-  return ThisMachine(o.threads).Fingerprint();
-}
-
 // Sizes of one sample (batch 1, or the model's fixed batch) for measuring.
 StatusOr<InputSizes> MeasureSizes(const ir::Graph& graph, quant::CalibrationSource& source) {
   ASSIGN_OR_RETURN(auto batch, source.Batch(0, quant::FixedBatchSize(graph).value_or(1)));
@@ -297,7 +287,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     ASSIGN_OR_RETURN(in.recipe_sha, Sha256File(o.recipe));
   }
   in.input_sizes = sizes;
-  in.machine = MeasuringMachine(o, *benchmark);
+  in.machine = MeasuringMachine(*benchmark, o.threads);
   measure::StateHeader header;
   header.qtune_version = "0.1.0";
   header.model_sha256 = model_sha;

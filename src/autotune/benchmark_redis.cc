@@ -490,4 +490,11 @@ std::string RedisBenchmark::Describe() const {
                      workers.empty() ? "" : ": ", workers, bytes_uploaded_ / 1e6, models_uploaded_);
 }
 
+std::string MeasuringMachine(const Benchmark& benchmark, int threads) {
+  if (const auto* redis = dynamic_cast<const RedisBenchmark*>(&benchmark)) {
+    return redis->required_machine().empty() ? "mixed workers" : redis->required_machine();
+  }
+  return ThisMachine(threads).Fingerprint();
+}
+
 }  // namespace qtune::autotune

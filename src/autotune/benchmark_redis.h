@@ -148,4 +148,10 @@ class RedisBenchmark : public Benchmark {
   double transfer_s_ = 0;  // reading, hashing and uploading files
 };
 
+// The fingerprint of the machine whose latencies `benchmark` returns, for state logs: the
+// workers' for Redis ("mixed workers" when it takes any), this one (ThisMachine(threads))
+// for the in-process and command back ends (a command may reach another machine; that is
+// the command's business).
+std::string MeasuringMachine(const Benchmark& benchmark, int threads);
+
 }  // namespace qtune::autotune

@@ -12,7 +12,6 @@
 
 #include "autotune/benchmark_inprocess.h"
 #include "autotune/benchmark_redis.h"
-#include "autotune/redis_protocol.h"
 #include "core/file_io.h"
 #include "core/logging.h"
 #include "core/sha256.h"
@@ -248,15 +247,6 @@ bool CheckAccuracy(const StatusOr<quant::OutputSqnr>& sqnr, std::vector<TuneRow>
   return true;
 }
 
-// The fingerprint of the machine that measures rows of `threads` threads through `bench`:
-// the workers' over Redis, this one in process.
-std::string MeasuringMachine(const autotune::Benchmark& bench, int threads) {
-  if (const auto* redis = dynamic_cast<const autotune::RedisBenchmark*>(&bench)) {
-    return redis->required_machine().empty() ? "mixed workers" : redis->required_machine();
-  }
-  return autotune::ThisMachine(threads).Fingerprint();
-}
-
 // One candidate file of the rows MeasureRows measures: `bf16` is the fp32 file computed in
 // bfloat16.
 struct RowCandidate {
@@ -287,7 +277,7 @@ void MeasureRows(std::vector<TuneRow>& rows, size_t first, const RowCandidate& c
     }
     const RowMeasurementKey key{candidate.sha256, candidate.bf16,
                                 against_fp32 ? fp32_sha256 : "",
-                                MeasuringMachine(*bench, row.threads)};
+                                autotune::MeasuringMachine(*bench, row.threads)};
     std::vector<double> candidate_ms, reference_ms;
     if (const measure::MeasurementRecord* logged = log.Find(key)) {
       candidate_ms = logged->candidate_ms;
