@@ -100,17 +100,16 @@ py::object Autotune(const std::string& model_path, const std::string& output,
 }  // namespace
 
 void BindTune(py::module_& module) {
-  module.def("tune", &Tune, py::arg("model"), py::arg("calib"), py::arg("output"),
-             py::arg("candidates") = std::vector<std::string>{},
-             py::arg("threads") = std::vector<int>{1}, py::arg("strategy") = "min-latency",
-             py::arg("min_sqnr") = 20.0, py::arg("calib_samples") = 0, py::arg("iters") = 10,
-             py::arg("rounds") = 3, py::arg("autotune_dir") = "",
-             py::arg("qtune_binary") = py::none(), py::arg("work_dir") = "",
-             py::arg("force_new") = false,
-             "`qtune tune MODEL --calib CALIB -o OUTPUT --json`: tries each candidate at each "
-             "thread count, checks it against fp32, measures it, saves the best as a "
-             "checkpoint (OUTPUT and OUTPUT.sha256) and returns the result dict. candidates: "
-             "default all of fp32, bf16, int8, int8-fallback, autotuned.");
+  module.def(
+      "tune", &Tune, py::arg("model"), py::arg("calib"), py::arg("output"),
+      py::arg("candidates") = std::vector<std::string>{}, py::arg("threads") = std::vector<int>{1},
+      py::arg("strategy") = "min-latency", py::arg("min_sqnr") = 20.0, py::arg("calib_samples") = 0,
+      py::arg("iters") = 10, py::arg("rounds") = 3, py::arg("autotune_dir") = "",
+      py::arg("qtune_binary") = py::none(), py::arg("work_dir") = "", py::arg("force_new") = false,
+      "`qtune tune MODEL --calib CALIB -o OUTPUT --json`: tries each candidate at each "
+      "thread count, checks it against fp32, measures it, saves the best as a "
+      "checkpoint (OUTPUT and OUTPUT.sha256) and returns the result dict. candidates: "
+      "default all of fp32, bf16, int8, int8-fallback, autotuned.");
   module.def("autotune", &Autotune, py::arg("model"), py::arg("output"), py::arg("calib"),
              py::arg("work_dir"), py::arg("mode") = "default", py::arg("threads") = 1,
              py::arg("min_sqnr") = 0.0, py::arg("calib_samples") = 0, py::arg("seed") = 0,

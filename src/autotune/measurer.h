@@ -90,7 +90,7 @@ class Measurer {
   StateLog& log_;
   MeasurerOptions options_;
   std::map<std::string, measure::MeasurementRecord> replay_ok_;  // successful records by key
-  std::map<std::string, int> replay_failed_;            // failed records by key
+  std::map<std::string, int> replay_failed_;                     // failed records by key
   MeasurerCounters counters_;
   MeasurerTiming timing_;
 };

@@ -208,8 +208,8 @@ StatusOr<ParsedStateLog> ParseStateLog(std::string_view text, const std::string&
                                        const std::string& advice) {
   const std::vector<LogLine> lines = SplitLogLines(text);
   auto unreadable = [&](const std::string& why) {
-    return DataLossError(fmt::format(
-        "{}:1: unreadable header ({}); is it a qtune state log? {}", path, why, advice));
+    return DataLossError(fmt::format("{}:1: unreadable header ({}); is it a qtune state log? {}",
+                                     path, why, advice));
   };
   if (lines.empty()) return unreadable("empty file");
   StatusOr<Json> header_json = HeaderLineJson(lines[0].text);
@@ -242,8 +242,8 @@ StatusOr<ParsedStateLog> ParseStateLog(std::string_view text, const std::string&
     }
     parsed->good_size = line.offset + line.text.size() + 1;
     if (!json.ok()) {
-      parsed->warnings.push_back(
-          fmt::format("{}:{}: damaged record skipped ({})", path, line_no, json.status().message()));
+      parsed->warnings.push_back(fmt::format("{}:{}: damaged record skipped ({})", path, line_no,
+                                             json.status().message()));
       continue;
     }
     StatusOr<MeasurementRecord> record = RecordFromJson(*json);

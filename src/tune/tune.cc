@@ -275,8 +275,7 @@ void MeasureRows(std::vector<TuneRow>& rows, size_t first, const RowCandidate& c
       }
       bench = std::move(created).value();
     }
-    const RowMeasurementKey key{candidate.sha256, candidate.bf16,
-                                against_fp32 ? fp32_sha256 : "",
+    const RowMeasurementKey key{candidate.sha256, candidate.bf16, against_fp32 ? fp32_sha256 : "",
                                 autotune::MeasuringMachine(*bench, row.threads)};
     std::vector<double> candidate_ms, reference_ms;
     if (const measure::MeasurementRecord* logged = log.Find(key)) {

@@ -59,10 +59,10 @@ struct TuneOptions {
   // options is refused unless force_new, which keeps it beside a new one.
   std::string work_dir;
   bool force_new = false;
-  int warmup = 3;                 // per model, before the first round
-  int iters = 10;                 // timed runs per model per round
-  int rounds = 3;                 // candidate/fp32 alternations
-  double timeout_s = 120;         // per measurement
+  int warmup = 3;          // per model, before the first round
+  int iters = 10;          // timed runs per model per round
+  int rounds = 3;          // candidate/fp32 alternations
+  double timeout_s = 120;  // per measurement
   bool show_progress = false;
   // Where rows are measured: "inprocess" (this machine) or "redis": `qtune worker`s
   // reached at redis_url on `queue` (docs/workers.md), each row by workers that measure

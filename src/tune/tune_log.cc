@@ -32,13 +32,13 @@ StatusOr<std::unique_ptr<TuneLog>> TuneLog::Open(const std::string& work_dir,
   ASSIGN_OR_RETURN(header.model_sha256, Sha256File(fp32_path));
   // What the measured latencies depend on besides the two files and the machine (in each
   // record's key). Thread counts are in the machine fingerprint.
-  header.options = {{"command", "tune"},       {"benchmark", options.benchmark},
+  header.options = {{"command", "tune"},        {"benchmark", options.benchmark},
                     {"warmup", options.warmup}, {"iters", options.iters},
                     {"rounds", options.rounds}, {"input_sizes", sizes}};
   const std::string path = (std::filesystem::path(work_dir) / "state.jsonl").string();
   std::vector<std::string> warnings;
-  auto log = autotune::StateLog::Open(path, header, autotune::OpenOptions{options.force_new},
-                                      &warnings);
+  auto log =
+      autotune::StateLog::Open(path, header, autotune::OpenOptions{options.force_new}, &warnings);
   if (!log.ok() && log.status().code() == StatusCode::kFailedPrecondition) {
     return InvalidArgumentError(log.status().message());  // another model, options or owner
   }
@@ -67,8 +67,7 @@ void TuneLog::Append(const RowMeasurementKey& key, const TuneRow& row,
     record.error_detail = measurement.detail;
   }
   if (Status appended = log_->Append(record); !appended.ok()) {
-    QTUNE_LOG_WARNING("tune: {} (this row will be measured again on a rerun)",
-                      appended.message());
+    QTUNE_LOG_WARNING("tune: {} (this row will be measured again on a rerun)", appended.message());
     return;
   }
   if (record.ok) measured_[record.key] = std::move(record);

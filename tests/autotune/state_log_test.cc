@@ -22,14 +22,14 @@
 namespace qtune::autotune {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::SizeIs;
 using measure::kStateLogFormatVersion;
 using measure::MeasurementRecord;
 using measure::RecordFromJson;
 using measure::RecordToJson;
 using measure::StateHeader;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
 namespace fs = std::filesystem;
 
 StateHeader TestHeader() {

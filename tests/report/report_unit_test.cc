@@ -137,8 +137,7 @@ TEST_F(ReportFiles, StateLogDamagedRecordAndTornTailAreSkippedWithWarnings) {
       "{\"format_version\":2,\"model_sha256\":\"x\",\"options\":{},\"options_fingerprint\":\"y\","
       "\"qtune_version\":\"0.1.0\",\"type\":\"header\"}");
   const std::string header_id = Sha256Hex("x y").substr(0, 16);  // StateHeader::Id()
-  auto record = [&](const std::string& pattern, const std::string& time,
-                    const std::string& id) {
+  auto record = [&](const std::string& pattern, const std::string& time, const std::string& id) {
     return "{\"attempts\":1,\"candidate_ms\":[2.0,4.0],\"error_detail\":\"\",\"error_kind\":\"\","
            "\"header_id\":\"" +
            id + "\",\"key\":\"k\",\"ok\":true,\"pattern\":\"" + pattern +
@@ -148,10 +147,10 @@ TEST_F(ReportFiles, StateLogDamagedRecordAndTornTailAreSkippedWithWarnings) {
   std::string damaged = LogLine(record("p2", "2026-12-01T13:49:16.000Z", header_id));
   damaged[20] = damaged[20] == 'a' ? 'b' : 'a';  // the checksum no longer holds
   const std::string foreign = LogLine(record("p9", "2026-12-01T13:49:16.500Z", "0123456789abcdef"));
-  const std::string path = Write(
-      "state.jsonl", header + LogLine(record("p1", "2026-12-01T13:49:15.000Z", header_id)) +
-                         damaged + foreign +
-                         LogLine(record("p3", "2026-12-01T13:49:17.500Z", header_id)) + "0123");
+  const std::string path =
+      Write("state.jsonl",
+            header + LogLine(record("p1", "2026-12-01T13:49:15.000Z", header_id)) + damaged +
+                foreign + LogLine(record("p3", "2026-12-01T13:49:17.500Z", header_id)) + "0123");
   auto log = ReadAutotuneLog(path);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   ASSERT_EQ(log->measurements.size(), 2u);
