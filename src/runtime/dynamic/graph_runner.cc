@@ -280,7 +280,7 @@ Status RunDynamicSteps(CompiledStage& stage, Store& store) {
     }
     StatusOr<std::vector<RunValue>> ran = step->Run(inputs);
     if (!ran.ok()) {
-      const std::string& message = ran.status().message();
+      const std::string message = ran.status().message();  // status() is a copy
       if (!node.name().empty() && message.find(node.name()) != std::string::npos) {
         return ran.status();
       }
