@@ -23,7 +23,6 @@
 #include "core/json_limits.h"
 #include "core/logging.h"
 #include "core/sha256.h"
-#include "core/warning_summary.h"
 #include "ir/onnx_io.h"
 #include "quant/calibrate.h"
 #include "quant/calibration_data.h"
@@ -292,17 +291,11 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   header.qtune_version = "0.1.0";
   header.model_sha256 = model_sha;
   header.options = ResultOptions(o, preset, in);
-  std::vector<std::string> warnings;
-  const std::string log_path = (fs::path(o.work_dir) / "state.jsonl").string();
-  auto log = StateLog::Open(log_path, header, OpenOptions{o.force_new}, &warnings);
-  if (!log.ok() && log.status().code() == StatusCode::kFailedPrecondition) {
-    return InvalidArgumentError(log.status().message());  // a state file that is not ours
-  }
-  if (!log.ok()) return log.status();
-  for (const std::string& w : SummarizeLineWarnings(warnings)) QTUNE_LOG_WARNING("{}", w);
-  if (!(*log)->replayed().empty()) {
-    QTUNE_LOG_INFO("autotune: warm restart: {} measurements in {}", (*log)->replayed().size(),
-                   log_path);
+  ASSIGN_OR_RETURN(std::unique_ptr<StateLog> log,
+                   StateLog::OpenInWorkDir(o.work_dir, header, o.force_new));
+  if (!log->replayed().empty()) {
+    QTUNE_LOG_INFO("autotune: warm restart: {} measurements in {}", log->replayed().size(),
+                   log->path());
   }
   if (o.parallel < 1) return InvalidArgumentError("--parallel must be at least 1");
   // Two measurements at once on one machine would disturb each other: only workers (one
@@ -314,7 +307,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
         "measures one candidate at a time",
         o.parallel, o.benchmark);
   }
-  Measurer measurer(*benchmark, **log, MeasurerOptions{preset.rounds, o.retries, 100, parallel});
+  Measurer measurer(*benchmark, *log, MeasurerOptions{preset.rounds, o.retries, 100, parallel});
 
   // 5. Baselines: the rule-based placement against fp32.
   const Placement fp32_placement;
@@ -343,8 +336,8 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     return FailedPreconditionError(
         "autotune: the baseline models could not be measured (" + baseline.error +
         "); check the benchmark with `qtune bench " + rule_path +
-        "` or the --benchmark-command; run again to retry (measurements are kept in " + log_path +
-        ")");
+        "` or the --benchmark-command; run again to retry (measurements are kept in " +
+        log->path() + ")");
   }
   if (o.start != "auto" && o.start != "rule" && o.start != "fp32") {
     return InvalidArgumentError("--start must be auto, rule or fp32, not '" + o.start + "'");

@@ -10,10 +10,12 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <utility>
 
 #include "core/json_limits.h"
 #include "core/logging.h"
+#include "core/warning_summary.h"
 
 namespace qtune::autotune {
 namespace {
@@ -222,6 +224,20 @@ StatusOr<std::unique_ptr<StateLog>> StateLog::Open(const std::string& path,
   }
   for (std::string& warning : parsed.warnings) warn(std::move(warning));
   for (auto& [line, record] : parsed.records) log->replayed_.push_back(std::move(record));
+  return log;
+}
+
+StatusOr<std::unique_ptr<StateLog>> StateLog::OpenInWorkDir(const std::string& work_dir,
+                                                            const measure::StateHeader& header,
+                                                            bool force_new) {
+  const std::string path = (std::filesystem::path(work_dir) / "state.jsonl").string();
+  std::vector<std::string> warnings;
+  auto log = Open(path, header, OpenOptions{force_new}, &warnings);
+  if (!log.ok() && log.status().code() == StatusCode::kFailedPrecondition) {
+    return InvalidArgumentError(log.status().message());  // a state file that is not ours
+  }
+  if (!log.ok()) return log.status();
+  for (const std::string& w : SummarizeLineWarnings(warnings)) QTUNE_LOG_WARNING("{}", w);
   return log;
 }
 

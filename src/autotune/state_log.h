@@ -63,6 +63,14 @@ class StateLog {
 
   const std::string& path() const { return path_; }
 
+  // Open() for a run (autotune, tune): WORK_DIR/state.jsonl, its skipped lines logged as
+  // summarized warnings (core/warning_summary.h), and a log of another model, other
+  // options or held by another process (FailedPrecondition) turned into InvalidArgument:
+  // a work dir that is not this run's is a usage error (exit 2).
+  static StatusOr<std::unique_ptr<StateLog>> OpenInWorkDir(const std::string& work_dir,
+                                                           const measure::StateHeader& header,
+                                                           bool force_new);
+
  private:
   StateLog(std::string path, std::string header_id, int fd)
       : path_(std::move(path)), header_id_(std::move(header_id)), fd_(fd) {}

@@ -282,7 +282,6 @@ void MeasureRows(std::vector<TuneRow>& rows, size_t first, const RowCandidate& c
       candidate_ms = logged->candidate_ms;
       reference_ms = logged->reference_ms;
       row.replayed = true;
-      log.CountReplayed();
     } else {
       autotune::MeasureRequest request;
       request.candidate_path = candidate.path;
@@ -347,7 +346,7 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
   const std::string fp32_path = work.File("fp32.onnx");
   RETURN_IF_ERROR(ir::SaveModel(*float_graph, fp32_path));
   ASSIGN_OR_RETURN(const std::string fp32_sha256, Sha256File(fp32_path));
-  ASSIGN_OR_RETURN(auto log, TuneLog::Open(work.path(), fp32_path, options, result.input_sizes));
+  ASSIGN_OR_RETURN(auto log, TuneLog::Open(work.path(), fp32_sha256, options, result.input_sizes));
 
   std::map<int, std::unique_ptr<autotune::Benchmark>> benchmarks;
   for (const std::string& candidate : options.candidates) {
@@ -413,9 +412,11 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
     MeasureRows(result.rows, first, row_candidate, fp32_path, fp32_sha256, options,
                 result.input_sizes, *log, benchmarks);
   }
-  if (log->replayed() > 0 && options.show_progress) {
-    QTUNE_LOG_INFO("tune: warm restart: {} row(s) measured by an earlier run, from {}",
-                   log->replayed(), log->path());
+  const auto replayed = std::count_if(result.rows.begin(), result.rows.end(),
+                                      [](const TuneRow& row) { return row.replayed; });
+  if (replayed > 0 && options.show_progress) {
+    QTUNE_LOG_INFO("tune: warm restart: {} row(s) measured by an earlier run, from {}", replayed,
+                   log->path());
   }
 
   std::string note;

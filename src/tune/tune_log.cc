@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <utility>
 
 #include "autotune/redis_protocol.h"
 #include "core/logging.h"
-#include "core/sha256.h"
-#include "core/warning_summary.h"
 
 namespace qtune::tune {
 
@@ -24,27 +21,20 @@ TuneLog::TuneLog(std::unique_ptr<autotune::StateLog> log) : log_(std::move(log))
 }
 
 StatusOr<std::unique_ptr<TuneLog>> TuneLog::Open(const std::string& work_dir,
-                                                 const std::string& fp32_path,
+                                                 const std::string& fp32_sha256,
                                                  const TuneOptions& options,
                                                  const InputSizes& sizes) {
   measure::StateHeader header;
   header.qtune_version = autotune::kQtuneVersion;
-  ASSIGN_OR_RETURN(header.model_sha256, Sha256File(fp32_path));
+  header.model_sha256 = fp32_sha256;
   // What the measured latencies depend on besides the two files and the machine (in each
   // record's key). Thread counts are in the machine fingerprint.
   header.options = {{"command", "tune"},        {"benchmark", options.benchmark},
                     {"warmup", options.warmup}, {"iters", options.iters},
                     {"rounds", options.rounds}, {"input_sizes", sizes}};
-  const std::string path = (std::filesystem::path(work_dir) / "state.jsonl").string();
-  std::vector<std::string> warnings;
-  auto log =
-      autotune::StateLog::Open(path, header, autotune::OpenOptions{options.force_new}, &warnings);
-  if (!log.ok() && log.status().code() == StatusCode::kFailedPrecondition) {
-    return InvalidArgumentError(log.status().message());  // another model, options or owner
-  }
-  if (!log.ok()) return log.status();
-  for (const std::string& w : SummarizeLineWarnings(warnings)) QTUNE_LOG_WARNING("{}", w);
-  return std::unique_ptr<TuneLog>(new TuneLog(std::move(*log)));
+  ASSIGN_OR_RETURN(std::unique_ptr<autotune::StateLog> log,
+                   autotune::StateLog::OpenInWorkDir(work_dir, header, options.force_new));
+  return std::unique_ptr<TuneLog>(new TuneLog(std::move(log)));
 }
 
 const measure::MeasurementRecord* TuneLog::Find(const RowMeasurementKey& key) const {

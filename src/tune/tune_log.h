@@ -30,12 +30,12 @@ struct RowMeasurementKey {
 class TuneLog {
  public:
   // Opens (creating it when missing) WORK_DIR/state.jsonl for a tune of the cleaned fp32
-  // model written at `fp32_path`, measured at `sizes`. The header holds the model file's
-  // SHA-256 and every option that changes a measurement (back end, warm-up, iterations,
+  // model whose file has `fp32_sha256`, measured at `sizes`. The header holds that SHA-256
+  // and every option that changes a measurement (back end, warm-up, iterations,
   // rounds, sizes); a log of another model or other such options is refused
   // (InvalidArgument naming what differs; options.force_new keeps it beside a new one).
   static StatusOr<std::unique_ptr<TuneLog>> Open(const std::string& work_dir,
-                                                 const std::string& fp32_path,
+                                                 const std::string& fp32_sha256,
                                                  const TuneOptions& options,
                                                  const InputSizes& sizes);
 
@@ -48,9 +48,6 @@ class TuneLog {
   void Append(const RowMeasurementKey& key, const TuneRow& row,
               const autotune::Measurement& measurement);
 
-  // Rows taken from the log instead of measured, in this run.
-  int replayed() const { return replayed_; }
-  void CountReplayed() { ++replayed_; }
   const std::string& path() const { return log_->path(); }
 
  private:
@@ -58,7 +55,6 @@ class TuneLog {
 
   std::unique_ptr<autotune::StateLog> log_;
   std::map<std::string, measure::MeasurementRecord> measured_;  // ok records by key
-  int replayed_ = 0;
 };
 
 }  // namespace qtune::tune
