@@ -8,8 +8,8 @@ Without QTUNE_BUILD_DIR the CMake build goes to build-pip/<key>/cmake, where <ke
 hash of this source folder's real path and of the interpreter: a build-pip/ copied along
 with the source (another key) is never read, and a build folder whose CMakeCache.txt
 belongs to another source folder is cleared. setuptools' own folders live under the same
-key. The qtune binary goes beside the extension as qtune/qtune_bin/qtune, where
-qtune.tune() and qtune.autotune() look for it. python/packaging/qtune_build.py (the
+key. The measuring child, qtune-measure, goes beside the extension as
+qtune/qtune_bin/qtune-measure, where qtune.tune() and qtune.autotune() find it. python/packaging/qtune_build.py (the
 build backend) checks first that the interpreter has setuptools, wheel and numpy.
 """
 import glob
@@ -95,7 +95,7 @@ if __name__ == "__main__":
                     pass
                 subprocess.check_call(configure)
             subprocess.check_call(["cmake", "--build", build_dir, "--target", "qtune_python",
-                                   "qtune", "-j", str(os.cpu_count() or 1)])
+                                   "qtune_measure_exe", "-j", str(os.cpu_count() or 1)])
             suffix = sysconfig.get_config_var("EXT_SUFFIX")
             built = os.path.join(build_dir, "python", "qtune", "_qtune" + suffix)
             if not os.path.exists(built):
@@ -107,12 +107,12 @@ if __name__ == "__main__":
             target = self.get_ext_fullpath(ext.name)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             shutil.copyfile(built, target)
-            # The qtune binary beside the extension (qtune/qtune_bin/qtune): tune() and
-            # autotune() run `qtune measure-worker` children and find it there.
+            # The measuring child beside the extension (qtune/qtune_bin/qtune-measure): tune()
+            # and autotune() run it and find it there (src/measure/measure_executable.h).
             binary_dir = os.path.join(os.path.dirname(target), "qtune_bin")
             os.makedirs(binary_dir, exist_ok=True)
-            shutil.copy2(os.path.join(build_dir, "src", "cli", "qtune"),
-                         os.path.join(binary_dir, "qtune"))
+            shutil.copy2(os.path.join(build_dir, "libexec", "qtune", "qtune-measure"),
+                         os.path.join(binary_dir, "qtune-measure"))
 
     base = os.path.relpath(pip_build_base(), ROOT)  # setuptools wants relative paths
     os.makedirs(os.path.join(ROOT, base, "setuptools"), exist_ok=True)

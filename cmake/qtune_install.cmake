@@ -1,6 +1,6 @@
 # Install rules and the CMake package (docs/cmake.md): `cmake --install` puts the qtune
-# libraries, the public headers (include/qtune/*.h), the `qtune` binary and
-# qtuneConfig.cmake in place, so another project can do
+# libraries, the public headers (include/qtune/*.h), the `qtune` binary, the library's
+# measuring child (libexec/qtune/qtune-measure) and qtuneConfig.cmake in place, so another project can do
 #
 #   find_package(qtune REQUIRED)
 #   target_link_libraries(app PRIVATE qtune::qtune)   # then #include <qtune/qtune.h>
@@ -52,6 +52,8 @@ install(TARGETS ${_qtune_targets} qtune_package
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS qtune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The measuring child the library starts (src/measure/measure_executable.h), where it looks.
+install(TARGETS qtune_measure_exe RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/qtune)
 
 # Headers: the public ones, and the internal ones they need (see the contract above).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/qtune DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

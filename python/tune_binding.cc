@@ -1,6 +1,6 @@
-// qtune.tune and qtune.autotune. Both measure in a child `qtune measure-worker` process (the
-// in-process back end), so they need the qtune binary: `qtune_binary=`, else $QTUNE_BINARY,
-// else `qtune` on the PATH. The GIL is released while they run; nothing is printed.
+// qtune.tune and qtune.autotune. Both measure in a child process (the in-process back end):
+// the qtune-measure pip installs with the module, or what `qtune_binary=` or $QTUNE_BINARY
+// names (measure/measure_executable.h). The GIL is released while they run; nothing is printed.
 #include "tune_binding.h"
 
 #include <pybind11/stl.h>
@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "inspect_binding.h"
 #include "ir/onnx_io.h"
+#include "measure/measure_executable.h"
 #include "tune/tune.h"
 
 namespace qtune::python {
@@ -21,22 +22,12 @@ namespace py = pybind11;
 
 namespace {
 
-std::string QtuneBinary(const std::optional<std::string>& given) {
-  if (given.has_value() && !given->empty()) return *given;
-  py::module_ os = py::module_::import("os");
-  py::object env = os.attr("environ").attr("get")("QTUNE_BINARY");
-  if (!env.is_none()) return env.cast<std::string>();
-  // A pip install puts the binary beside the module (setup.py): <dir>/qtune_bin/qtune.
-  py::object module_file = py::module_::import("qtune").attr("__file__");
-  py::object beside = os.attr("path").attr("join")(os.attr("path").attr("dirname")(module_file),
-                                                   "qtune_bin", "qtune");
-  if (os.attr("access")(beside, os.attr("X_OK")).cast<bool>()) return beside.cast<std::string>();
-  py::object found = py::module_::import("shutil").attr("which")("qtune");
-  if (!found.is_none()) return found.cast<std::string>();
-  ThrowStatus(Status(StatusCode::kFailedPrecondition,
-                     "measuring needs the qtune binary (it runs `qtune measure-worker`): pass "
-                     "qtune_binary=PATH, set QTUNE_BINARY, install with pip (it ships the "
-                     "binary) or put qtune on the PATH"));
+// qtune_binary=, else measure::FindMeasureExecutable's search: $QTUNE_BINARY, then the
+// qtune-measure pip puts beside this extension (qtune/qtune_bin/), ... (measure_executable.h).
+std::string MeasureExecutable(const std::optional<std::string>& given) {
+  StatusOr<std::string> found = measure::FindMeasureExecutable(given.value_or(""));
+  if (!found.ok()) ThrowStatus(found.status());
+  return *found;
 }
 
 // Runs `body` (returning a JSON StatusOr) without the GIL; raises its error.
@@ -68,7 +59,7 @@ py::object Tune(const std::string& model_path, const py::object& calib, const st
   options.autotune_dir = autotune_dir;
   options.work_dir = work_dir;
   options.force_new = force_new;
-  options.worker_executable = QtuneBinary(qtune_binary);
+  options.worker_executable = MeasureExecutable(qtune_binary);
   options.show_progress = true;  // to Python (log_bridge.h), not stderr
   return RunReleased([&]() -> StatusOr<nlohmann::json> {
     ASSIGN_OR_RETURN(auto model, ir::LoadModel(model_path));
@@ -92,7 +83,7 @@ py::object Autotune(const std::string& model_path, const std::string& output,
   options.min_sqnr_db = min_sqnr;
   options.max_calib_samples = calib_samples;
   options.seed = seed;
-  options.worker_executable = QtuneBinary(qtune_binary);
+  options.worker_executable = MeasureExecutable(qtune_binary);
   options.show_progress = true;  // to Python (log_bridge.h), not stderr
   return RunReleased([&] { return autotune::RunAutotune(options); });
 }

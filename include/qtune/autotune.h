@@ -9,11 +9,12 @@
 //   auto result = qtune::Autotune("model.onnx", "model.tuned.onnx", options);
 //   if (result.ok()) std::printf("%.2fx faster than fp32\n", result->speedup_vs_fp32);
 //
-// Contract: measures in a child `qtune measure-worker` process, so it needs the qtune
-// binary: `qtune_binary`, else $QTUNE_BINARY, else `qtune` on the PATH (FailedPrecondition
-// naming the three when none is found). Writes `output_path` and the work dir (state log,
-// report.json, report.html; docs/formats/autotune-report.md). A failed candidate is part of
-// the result, not an error.
+// Contract: measures in a child process, the library's own qtune-measure, which it finds
+// itself (installed in <prefix>/libexec/qtune/; docs/cmake.md): no `qtune` on the PATH is
+// needed. `qtune_binary`, else $QTUNE_BINARY, names another (a qtune-measure or qtune
+// executable); one that is not an executable file is FailedPrecondition. Writes `output_path` and
+// the work dir (state log, report.json, report.html; docs/formats/autotune-report.md). A failed
+// candidate is part of the result, not an error.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,7 @@ struct AutotuneOptions {
   double min_sqnr_db = 0;         // > 0: refuse placements below this output SQNR vs fp32
   int64_t max_calib_samples = 0;  // 0: every sample
   uint64_t seed = 0;              // the search's seed
-  std::string qtune_binary;       // the qtune executable (see Contract)
+  std::string qtune_binary;       // the measuring executable; empty: found (see Contract)
   bool show_progress = false;     // progress on stderr
 };
 

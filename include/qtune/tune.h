@@ -13,7 +13,7 @@
 // count is built, checked against fp32 on the first calibration samples (output SQNR >=
 // min_sqnr_db) and measured; failing rows are reported, not errors. Writes the checkpoint
 // `checkpoint_path` and `<checkpoint_path>.sha256` (no weights: only their digests). Measures
-// in a child `qtune measure-worker`: see qtune/autotune.h for how the binary is found.
+// in a child qtune-measure process: see qtune/autotune.h for how it is found.
 #pragma once
 
 #include <cstdint>

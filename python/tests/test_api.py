@@ -139,7 +139,7 @@ def test_offline_pip_install_into_a_target_dir_imports(tmp_path):
     assert check.returncode == 0, check.stderr
     assert check.stdout.splitlines() == [os.path.join(target, "qtune", "__init__.py"),
                                          "input", "fp32"]
-    assert os.access(os.path.join(target, "qtune", "qtune_bin", "qtune"), os.X_OK)
+    assert os.access(os.path.join(target, "qtune", "qtune_bin", "qtune-measure"), os.X_OK)
 
 
 def test_tune_returns_the_cli_json_shape_and_a_loadable_checkpoint(tmp_path):
@@ -183,11 +183,19 @@ def test_autotune_takes_batches_and_returns_the_report_it_writes(tmp_path):
     assert qtune.Session(str(tmp_path / "tuned.onnx")).inputs[0]["name"] == "input"
 
 
-def test_tune_without_a_qtune_binary_says_how_to_give_one(tmp_path, monkeypatch):
+def test_tune_needs_no_qtune_on_the_path(tmp_path, monkeypatch):
+    """The module finds the library's own qtune-measure (here in the build tree)."""
     monkeypatch.delenv("QTUNE_BINARY", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(qtune.FailedPrecondition, match="qtune_binary"):
-        qtune.tune(MODEL, CALIB, str(tmp_path / "x.qtc"))
+    result = qtune.tune(MODEL, CALIB, str(tmp_path / "x.qtc"), candidates=["fp32"], iters=2,
+                        rounds=1)
+    assert result["candidate"] == "fp32"
+    assert os.path.exists(str(tmp_path / "x.qtc"))
+
+
+def test_a_given_qtune_binary_that_is_not_an_executable_is_named(tmp_path):
+    with pytest.raises(qtune.FailedPrecondition, match="qtune_binary '/nonexistent/qtune'"):
+        qtune.tune(MODEL, CALIB, str(tmp_path / "x.qtc"), qtune_binary="/nonexistent/qtune")
 
 
 def test_eval_is_the_cli_json_and_takes_arrays(tmp_path):

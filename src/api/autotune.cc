@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/calib_tensors.h"
-#include "api/qtune_binary.h"
 #include "core/json_limits.h"
+#include "measure/measure_executable.h"
 #include "qtune/autotune.h"
 
 namespace qtune {
@@ -44,7 +44,7 @@ StatusOr<AutotuneResult> Autotune(const std::string& model_path, const std::stri
   engine.min_sqnr_db = options.min_sqnr_db;
   engine.seed = options.seed;
   engine.show_progress = options.show_progress;
-  ASSIGN_OR_RETURN(engine.worker_executable, api_internal::FindQtuneBinary(options.qtune_binary));
+  ASSIGN_OR_RETURN(engine.worker_executable, measure::FindMeasureExecutable(options.qtune_binary));
   ASSIGN_OR_RETURN(nlohmann::json report, autotune::RunAutotune(engine));
   AutotuneResult result;
   result.output_path = output_path;

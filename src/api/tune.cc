@@ -2,9 +2,9 @@
 #include "qtune/tune.h"
 
 #include "api/calib_tensors.h"
-#include "api/qtune_binary.h"
 #include "core/json_limits.h"
 #include "ir/onnx_io.h"
+#include "measure/measure_executable.h"
 #include "tune/tune.h"
 
 namespace qtune {
@@ -29,7 +29,7 @@ StatusOr<TuneResult> Tune(const std::string& model_path, const std::string& chec
   engine.work_dir = options.work_dir;
   engine.force_new = options.force_new;
   engine.show_progress = options.show_progress;
-  ASSIGN_OR_RETURN(engine.worker_executable, api_internal::FindQtuneBinary(options.qtune_binary));
+  ASSIGN_OR_RETURN(engine.worker_executable, measure::FindMeasureExecutable(options.qtune_binary));
   ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> model, ir::LoadModel(model_path));
   ASSIGN_OR_RETURN(tune::TuneResult tuned, tune::Tune(*model, engine));
   RETURN_IF_ERROR(tune::SaveTuned(checkpoint_path, tuned));

@@ -6,9 +6,6 @@
 #include <filesystem>
 #include <memory>
 
-#include "autotune/benchmark_command.h"
-#include "autotune/benchmark_inprocess.h"
-#include "autotune/benchmark_redis.h"
 #include "autotune/calib_digest.h"
 #include "autotune/import_qdq.h"
 #include "autotune/measurer.h"
@@ -18,12 +15,15 @@
 #include "autotune/region.h"
 #include "autotune/report.h"
 #include "autotune/search.h"
-#include "autotune/state_log.h"
 #include "core/file_io.h"
 #include "core/json_limits.h"
 #include "core/logging.h"
 #include "core/sha256.h"
 #include "ir/onnx_io.h"
+#include "measure/benchmark_command.h"
+#include "measure/benchmark_inprocess.h"
+#include "measure/benchmark_redis.h"
+#include "measure/state_log.h"
 #include "quant/calibrate.h"
 #include "quant/calibration_data.h"
 #include "quant/output_sqnr.h"
@@ -74,9 +74,9 @@ nlohmann::json ResultOptions(const AutotuneOptions& o, const ModePreset& preset,
           {"import_qdq_sha256", in.import_sha}};
 }
 
-RedisBenchmarkOptions RedisOptions(const AutotuneOptions& o, const ModePreset& preset,
-                                   const InputSizes& sizes) {
-  RedisBenchmarkOptions b;
+measure::RedisBenchmarkOptions RedisOptions(const AutotuneOptions& o, const ModePreset& preset,
+                                            const InputSizes& sizes) {
+  measure::RedisBenchmarkOptions b;
   b.url = o.redis_url;
   b.queue = o.queue;
   b.warmup = preset.warmup;
@@ -93,10 +93,10 @@ RedisBenchmarkOptions RedisOptions(const AutotuneOptions& o, const ModePreset& p
 // missing one is an error within seconds (the benchmark checks again when created).
 Status PrecheckBenchmark(const AutotuneOptions& o) {
   if (o.benchmark == "command" && !o.benchmark_command.empty()) {  // the template splits
-    CommandBenchmarkOptions b;
+    measure::CommandBenchmarkOptions b;
     b.command_template = o.benchmark_command;
     b.latency_regex = o.latency_regex;
-    ASSIGN_OR_RETURN(auto bench, CommandBenchmark::Create(b));
+    ASSIGN_OR_RETURN(auto bench, measure::CommandBenchmark::Create(b));
   }
   if (o.benchmark != "redis") {
     if (!o.redis_url.empty()) return InvalidArgumentError("--redis needs --benchmark redis");
@@ -110,18 +110,18 @@ Status PrecheckBenchmark(const AutotuneOptions& o) {
         "--benchmark-command is for --benchmark command; give it to the workers instead "
         "(qtune worker --benchmark-command ...)");
   }
-  ASSIGN_OR_RETURN(auto bench, RedisBenchmark::Create(RedisOptions(o, ModePreset{}, {})));
+  ASSIGN_OR_RETURN(auto bench, measure::RedisBenchmark::Create(RedisOptions(o, ModePreset{}, {})));
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
-                                                   const ModePreset& preset,
-                                                   const InputSizes& sizes) {
+StatusOr<std::unique_ptr<measure::Benchmark>> MakeBenchmark(const AutotuneOptions& o,
+                                                            const ModePreset& preset,
+                                                            const InputSizes& sizes) {
   if (o.benchmark == "inprocess") {
     if (!o.benchmark_command.empty()) {
       return InvalidArgumentError("--benchmark-command needs --benchmark command");
     }
-    InProcessBenchmarkOptions b;
+    measure::InProcessBenchmarkOptions b;
     b.worker_executable = o.worker_executable;
     b.threads = o.threads;
     b.warmup = preset.warmup;
@@ -129,25 +129,25 @@ StatusOr<std::unique_ptr<Benchmark>> MakeBenchmark(const AutotuneOptions& o,
     b.input_sizes = sizes;
     b.timeout_s = o.timeout_s;
     b.seed = o.seed;
-    ASSIGN_OR_RETURN(auto bench, InProcessBenchmark::Create(b));
-    return std::unique_ptr<Benchmark>(std::move(bench));
+    ASSIGN_OR_RETURN(auto bench, measure::InProcessBenchmark::Create(b));
+    return std::unique_ptr<measure::Benchmark>(std::move(bench));
   }
   if (o.benchmark == "command") {
     if (o.benchmark_command.empty()) {
       return InvalidArgumentError(
           "--benchmark command needs --benchmark-command 'TOOL ... {model} ...'");
     }
-    CommandBenchmarkOptions b;
+    measure::CommandBenchmarkOptions b;
     b.command_template = o.benchmark_command;
     if (!o.latency_regex.empty()) b.latency_regex = o.latency_regex;
     b.timeout_s = o.timeout_s;
     b.log_dir = (fs::path(o.work_dir) / "logs").string();
-    ASSIGN_OR_RETURN(auto bench, CommandBenchmark::Create(b));
-    return std::unique_ptr<Benchmark>(std::move(bench));
+    ASSIGN_OR_RETURN(auto bench, measure::CommandBenchmark::Create(b));
+    return std::unique_ptr<measure::Benchmark>(std::move(bench));
   }
   if (o.benchmark == "redis") {
-    ASSIGN_OR_RETURN(auto bench, RedisBenchmark::Create(RedisOptions(o, preset, sizes)));
-    return std::unique_ptr<Benchmark>(std::move(bench));
+    ASSIGN_OR_RETURN(auto bench, measure::RedisBenchmark::Create(RedisOptions(o, preset, sizes)));
+    return std::unique_ptr<measure::Benchmark>(std::move(bench));
   }
   return InvalidArgumentError("--benchmark must be inprocess, command or redis, not '" +
                               o.benchmark + "'");
@@ -286,13 +286,13 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     ASSIGN_OR_RETURN(in.recipe_sha, Sha256File(o.recipe));
   }
   in.input_sizes = sizes;
-  in.machine = MeasuringMachine(*benchmark, o.threads);
+  in.machine = measure::MeasuringMachine(*benchmark, o.threads);
   measure::StateHeader header;
   header.qtune_version = "0.1.0";
   header.model_sha256 = model_sha;
   header.options = ResultOptions(o, preset, in);
-  ASSIGN_OR_RETURN(std::unique_ptr<StateLog> log,
-                   StateLog::OpenInWorkDir(o.work_dir, header, o.force_new));
+  ASSIGN_OR_RETURN(std::unique_ptr<measure::StateLog> log,
+                   measure::StateLog::OpenInWorkDir(o.work_dir, header, o.force_new));
   if (!log->replayed().empty()) {
     QTUNE_LOG_INFO("autotune: warm restart: {} measurements in {}", log->replayed().size(),
                    log->path());

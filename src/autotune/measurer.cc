@@ -14,14 +14,14 @@ Comparison CompareRounds(const std::vector<double>& candidate_ms,
                          const std::vector<double>& reference_ms) {
   Comparison c;
   c.ok = true;
-  c.candidate_ms = Median(candidate_ms);
-  c.reference_ms = Median(reference_ms);
+  c.candidate_ms = measure::Median(candidate_ms);
+  c.reference_ms = measure::Median(reference_ms);
   std::vector<double> ratios;
   for (size_t i = 0; i < candidate_ms.size() && i < reference_ms.size(); ++i) {
     if (reference_ms[i] > 0) ratios.push_back(candidate_ms[i] / reference_ms[i]);
   }
   if (ratios.empty()) return c;
-  c.ratio = Median(ratios);
+  c.ratio = measure::Median(ratios);
   auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
   c.noise = (*hi - *lo) / 2.0;
   return c;
@@ -37,7 +37,7 @@ Comparison CombineComparisons(const Comparison& a, const Comparison& b) {
   return c;
 }
 
-Measurer::Measurer(Benchmark& benchmark, StateLog& log, MeasurerOptions options)
+Measurer::Measurer(measure::Benchmark& benchmark, measure::StateLog& log, MeasurerOptions options)
     : benchmark_(benchmark), log_(log), options_(options) {
   for (const measure::MeasurementRecord& record : log.replayed()) {
     if (record.ok) {
@@ -82,10 +82,10 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
   std::vector<std::optional<std::pair<std::string, std::string>>> paths(requests.size());
   std::vector<char> write_failed(requests.size(), 0);
   Status write_error = Status::Ok();
-  std::vector<MeasureRequest> pending;  // pending[j] measures requests[index[j]]
+  std::vector<measure::MeasureRequest> pending;  // pending[j] measures requests[index[j]]
   std::vector<size_t> index;
   for (size_t i : todo) {
-    MeasureRequest m;
+    measure::MeasureRequest m;
     m.rounds = options_.rounds;
     m.prepare = [this, &requests, &paths, &write_failed, &write_error,
                  i]() -> std::pair<std::string, std::string> {
@@ -117,9 +117,9 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
       const int shift = std::min(attempts - 2, 3);  // at most 8x the first backoff
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.backoff_ms << shift));
     }
-    std::vector<MeasureRequest> retry;
+    std::vector<measure::MeasureRequest> retry;
     std::vector<size_t> retry_index;
-    benchmark_.MeasureMany(pending, [&](size_t j, Measurement m) {
+    benchmark_.MeasureMany(pending, [&](size_t j, measure::Measurement m) {
       const Request& request = requests[index[j]];
       Comparison& c = out[index[j]];
       if (write_failed[index[j]]) {  // nothing was measured: the run fails with write_error
@@ -127,7 +127,7 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
         c.error = "the candidate could not be written";
         return;
       }
-      if (!m.ok() && IsTransient(m.failure) && attempts <= options_.retries) {
+      if (!m.ok() && measure::IsTransient(m.failure) && attempts <= options_.retries) {
         ++counters_.retried;
         retry.push_back(pending[j]);
         retry_index.push_back(index[j]);
@@ -142,7 +142,7 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
       record.reference_ms = m.reference_ms;
       record.attempts = attempts;
       if (!m.ok()) {
-        record.error_kind = FailureKindName(m.failure, m.exit_code);
+        record.error_kind = measure::FailureKindName(m.failure, m.exit_code);
         record.error_detail = m.detail.substr(0, 2000);
       }
       Status appended = log_.Append(record);

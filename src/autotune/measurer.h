@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "autotune/benchmark.h"
-#include "autotune/state_log.h"
 #include "core/status.h"
+#include "measure/benchmark.h"
+#include "measure/state_log.h"
 
 namespace qtune::autotune {
 
@@ -55,7 +55,7 @@ struct MeasurerTiming {
 class Measurer {
  public:
   // Borrows both; they must outlive the measurer.
-  Measurer(Benchmark& benchmark, StateLog& log, MeasurerOptions options);
+  Measurer(measure::Benchmark& benchmark, measure::StateLog& log, MeasurerOptions options);
 
   // `key` identifies the pair measured (same key = same files by content). `write_files`
   // is called only when a real measurement is needed; it writes the candidate and the
@@ -78,7 +78,7 @@ class Measurer {
   const MeasurerCounters& counters() const { return counters_; }
   const MeasurerTiming& timing() const { return timing_; }
   int rounds() const { return options_.rounds; }
-  Benchmark& benchmark() { return benchmark_; }
+  measure::Benchmark& benchmark() { return benchmark_; }
 
  private:
   // Measures requests[i] for every i in `todo` (all not replayed), logs each as it
@@ -86,8 +86,8 @@ class Measurer {
   Status MeasureGroup(std::span<const Request> requests, const std::vector<size_t>& todo,
                       std::vector<Comparison>& out);
 
-  Benchmark& benchmark_;
-  StateLog& log_;
+  measure::Benchmark& benchmark_;
+  measure::StateLog& log_;
   MeasurerOptions options_;
   std::map<std::string, measure::MeasurementRecord> replay_ok_;  // successful records by key
   std::map<std::string, int> replay_failed_;                     // failed records by key

@@ -255,7 +255,7 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
     result.patterns[i].best_scheme = ProjectScheme(*states[i].pattern, 0, incumbent.placement);
   }
   result.best = incumbent.placement;
-  if (!noises_.empty()) result.noise_median = Median(noises_);
+  if (!noises_.empty()) result.noise_median = measure::Median(noises_);
   return result;
 }
 

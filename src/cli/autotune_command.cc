@@ -1,14 +1,11 @@
 // qtune autotune MODEL -o OUT.onnx --calib DATA --work-dir DIR [...]: latency-driven Q/DQ
 // placement search with a crash-safe state log (docs/autotune.md).
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <memory>
 
 #include "autotune/autotune.h"
-#include "autotune/command_template.h"
 #include "autotune/report.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -16,6 +13,8 @@
 #include "cli/redis_flags.h"
 #include "core/json_limits.h"
 #include "core/progress.h"
+#include "measure/command_template.h"
+#include "measure/measure_executable.h"
 #include "quant/recipe.h"
 #include "report/report.h"
 
@@ -27,15 +26,8 @@ struct AutotuneCliOptions {
   bool json = false;
 };
 
-// The running binary, for the in-process back end's worker process.
-std::string SelfExecutable() {
-  char buffer[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string("qtune");
-}
-
 int Autotune(AutotuneCliOptions& o) {
-  o.tune.worker_executable = SelfExecutable();
+  o.tune.worker_executable = measure::ThisExecutable();
   if (o.json) SetProgressEnabled(false);
   o.tune.show_progress = !o.json;
   struct stat in_stat {
@@ -51,7 +43,7 @@ int Autotune(AutotuneCliOptions& o) {
   // Before calibration, which can take minutes: the command template, the work dir and
   // -o's folder.
   if (!o.tune.benchmark_command.empty()) {
-    auto words = autotune::SplitCommandTemplate(o.tune.benchmark_command);
+    auto words = measure::SplitCommandTemplate(o.tune.benchmark_command);
     if (!words.ok()) return ReportUsageError(words.status());
   }
   if (int code = CheckDirWritable("--work-dir", o.tune.work_dir); code != kExitOk) return code;

@@ -15,9 +15,9 @@ void AddAutotuneCommand(CLI::App& app, int* exit_code);
 void AddTuneCommand(CLI::App& app, int* exit_code);
 // qtune report: an HTML page of an autotune, tune or quantize run (report/report.h).
 void AddReportCommand(CLI::App& app, int* exit_code);
-// Hidden: the child process InProcessBenchmark measures in (autotune/measure_worker.h).
+// Hidden: the child process InProcessBenchmark measures in (measure/measure_worker.h).
 void AddMeasureWorkerCommand(CLI::App& app, int* exit_code);
-// qtune worker: serves measurement jobs from Redis Streams (autotune/redis_worker.h).
+// qtune worker: serves measurement jobs from Redis Streams (measure/redis_worker.h).
 void AddWorkerCommand(CLI::App& app, int* exit_code);
 
 }  // namespace qtune::cli

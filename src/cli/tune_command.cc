@@ -1,8 +1,6 @@
 // qtune tune MODEL --calib DATA -o MODEL.qtc [...]: picks the fastest deployment that passes
 // an accuracy check and saves it as a weight-free checkpoint (docs/tune.md).
-#include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -15,6 +13,7 @@
 #include "core/json_limits.h"
 #include "core/progress.h"
 #include "ir/onnx_io.h"
+#include "measure/measure_executable.h"
 #include "quant/recipe.h"
 #include "report/report.h"
 #include "tune/tune.h"
@@ -31,12 +30,6 @@ struct TuneCliOptions {
   bool json = false;
 };
 
-std::string SelfExecutable() {
-  char buffer[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string("qtune");
-}
-
 int TuneModel(TuneCliOptions& o) {
   std::vector<std::string> inputs = {o.model_path};
   for (const std::string& spec : o.tune.calib_specs) inputs.push_back(InputArgPath(spec));
@@ -48,7 +41,7 @@ int TuneModel(TuneCliOptions& o) {
       code != kExitOk) {
     return code;
   }
-  o.tune.worker_executable = SelfExecutable();
+  o.tune.worker_executable = measure::ThisExecutable();
   // Before calibration and measuring: the checkpoint, its .sha256 and report go there, and
   // the candidates and state log into the work dir.
   if (int code = CheckOutputWritable("-o", o.output_path); code != kExitOk) return code;

@@ -1,16 +1,15 @@
 // qtune worker --redis URL [--queue NAME] [--threads N] [--name ID]: measures candidate
 // models for tuners on other machines, taking jobs from a Redis stream
-// (autotune/redis_worker.h, docs/workers.md). Runs until SIGINT or SIGTERM.
+// (measure/redis_worker.h, docs/workers.md). Runs until SIGINT or SIGTERM.
 #include <signal.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <climits>
 #include <memory>
 
-#include "autotune/redis_worker.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "measure/measure_executable.h"
+#include "measure/redis_worker.h"
 
 namespace qtune::cli {
 namespace {
@@ -19,14 +18,8 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
-std::string SelfExecutable() {
-  char buffer[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string("qtune");
-}
-
-int ServeWorker(autotune::RedisWorkerOptions& o) {
-  o.worker_executable = SelfExecutable();
+int ServeWorker(measure::RedisWorkerOptions& o) {
+  o.worker_executable = measure::ThisExecutable();
   o.stop = &g_stop;
   struct sigaction action {};
   action.sa_handler = OnStopSignal;
@@ -34,7 +27,7 @@ int ServeWorker(autotune::RedisWorkerOptions& o) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  Status status = autotune::RunRedisWorker(o);
+  Status status = measure::RunRedisWorker(o);
   if (status.code() == StatusCode::kInvalidArgument) return ReportUsageError(status);
   return ReportAndExitCode(status);
 }
@@ -42,7 +35,7 @@ int ServeWorker(autotune::RedisWorkerOptions& o) {
 }  // namespace
 
 void AddWorkerCommand(CLI::App& app, int* exit_code) {
-  auto o = std::make_shared<autotune::RedisWorkerOptions>();
+  auto o = std::make_shared<measure::RedisWorkerOptions>();
   CLI::App* cmd = app.add_subcommand(
       "worker", "Measure models for `qtune autotune --benchmark redis` (jobs from Redis Streams)");
   cmd->add_option("--redis", o->url, "Redis URL: redis://[:PASSWORD@]HOST[:PORT][/DB]")->required();

@@ -1,5 +1,5 @@
 // Reads an autotune state log (docs/formats/autotune-state.md) for the report, read-only:
-// unlike autotune::StateLog::Open() it takes no lock and never truncates, so it can read
+// unlike measure::StateLog::Open() it takes no lock and never truncates, so it can read
 // the log of a finished run or of one still running.
 #pragma once
 

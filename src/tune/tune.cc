@@ -10,12 +10,12 @@
 #include <optional>
 #include <set>
 
-#include "autotune/benchmark_inprocess.h"
-#include "autotune/benchmark_redis.h"
 #include "core/file_io.h"
 #include "core/logging.h"
 #include "core/sha256.h"
 #include "ir/onnx_io.h"
+#include "measure/benchmark_inprocess.h"
+#include "measure/benchmark_redis.h"
 #include "quant/calibration_data.h"
 #include "quant/output_sqnr.h"
 #include "quant/plan_json.h"
@@ -78,7 +78,7 @@ std::string CpuBf16Note() {
 }
 
 // The bf16 note of rows measured by workers: the bf16 ISA in their machine fingerprint
-// (autotune::MachineInfo::Fingerprint: "CPU | ISA flags | threads N | qtune V").
+// (measure::MachineInfo::Fingerprint: "CPU | ISA flags | threads N | qtune V").
 std::string WorkersBf16Note(const std::string& machine) {
   std::set<std::string> words;
   std::string word;
@@ -134,9 +134,9 @@ Status ValidateOptions(const TuneOptions& options) {
   return Status::Ok();
 }
 
-autotune::RedisBenchmarkOptions RedisOptions(const TuneOptions& options, int threads,
-                                             const InputSizes& sizes) {
-  autotune::RedisBenchmarkOptions b;
+measure::RedisBenchmarkOptions RedisOptions(const TuneOptions& options, int threads,
+                                            const InputSizes& sizes) {
+  measure::RedisBenchmarkOptions b;
   b.url = options.redis_url;
   b.queue = options.queue;
   b.warmup = options.warmup;
@@ -149,23 +149,23 @@ autotune::RedisBenchmarkOptions RedisOptions(const TuneOptions& options, int thr
 }
 
 // The measuring back end of the rows with `threads` threads.
-StatusOr<std::unique_ptr<autotune::Benchmark>> MakeRowBenchmark(const TuneOptions& options,
-                                                                int threads,
-                                                                const InputSizes& sizes) {
+StatusOr<std::unique_ptr<measure::Benchmark>> MakeRowBenchmark(const TuneOptions& options,
+                                                               int threads,
+                                                               const InputSizes& sizes) {
   if (options.benchmark == "redis") {
     ASSIGN_OR_RETURN(auto bench,
-                     autotune::RedisBenchmark::Create(RedisOptions(options, threads, sizes)));
-    return std::unique_ptr<autotune::Benchmark>(std::move(bench));
+                     measure::RedisBenchmark::Create(RedisOptions(options, threads, sizes)));
+    return std::unique_ptr<measure::Benchmark>(std::move(bench));
   }
-  autotune::InProcessBenchmarkOptions b;
+  measure::InProcessBenchmarkOptions b;
   b.worker_executable = options.worker_executable;
   b.threads = threads;
   b.warmup = options.warmup;
   b.iters = options.iters;
   b.input_sizes = sizes;
   b.timeout_s = options.timeout_s;
-  ASSIGN_OR_RETURN(auto bench, autotune::InProcessBenchmark::Create(b));
-  return std::unique_ptr<autotune::Benchmark>(std::move(bench));
+  ASSIGN_OR_RETURN(auto bench, measure::InProcessBenchmark::Create(b));
+  return std::unique_ptr<measure::Benchmark>(std::move(bench));
 }
 
 // The plan of one quantized candidate; the note says what it did (e.g. the fallback).
@@ -261,7 +261,7 @@ struct RowCandidate {
 void MeasureRows(std::vector<TuneRow>& rows, size_t first, const RowCandidate& candidate,
                  const std::string& fp32_path, const std::string& fp32_sha256,
                  const TuneOptions& options, const InputSizes& sizes, TuneLog& log,
-                 std::map<int, std::unique_ptr<autotune::Benchmark>>& benchmarks) {
+                 std::map<int, std::unique_ptr<measure::Benchmark>>& benchmarks) {
   const bool against_fp32 = candidate.path != fp32_path || candidate.bf16;
   for (size_t i = first; i < rows.size(); ++i) {
     TuneRow& row = rows[i];
@@ -276,31 +276,31 @@ void MeasureRows(std::vector<TuneRow>& rows, size_t first, const RowCandidate& c
       bench = std::move(created).value();
     }
     const RowMeasurementKey key{candidate.sha256, candidate.bf16, against_fp32 ? fp32_sha256 : "",
-                                autotune::MeasuringMachine(*bench, row.threads)};
+                                measure::MeasuringMachine(*bench, row.threads)};
     std::vector<double> candidate_ms, reference_ms;
     if (const measure::MeasurementRecord* logged = log.Find(key)) {
       candidate_ms = logged->candidate_ms;
       reference_ms = logged->reference_ms;
       row.replayed = true;
     } else {
-      autotune::MeasureRequest request;
+      measure::MeasureRequest request;
       request.candidate_path = candidate.path;
       request.candidate_bf16 = candidate.bf16;
       request.reference_path = against_fp32 ? fp32_path : "";
       request.rounds = options.rounds;
-      autotune::Measurement m = bench->Measure(request);
+      measure::Measurement m = bench->Measure(request);
       log.Append(key, row, m);
       if (!m.ok()) {
         row.status = TuneRow::Status::kFailed;
         row.why = fmt::format("measuring failed ({}): {}",
-                              autotune::FailureKindName(m.failure, m.exit_code), m.detail);
+                              measure::FailureKindName(m.failure, m.exit_code), m.detail);
         continue;
       }
       candidate_ms = std::move(m.candidate_ms);
       reference_ms = std::move(m.reference_ms);
     }
-    row.latency_ms = autotune::Median(candidate_ms);
-    row.fp32_latency_ms = reference_ms.empty() ? row.latency_ms : autotune::Median(reference_ms);
+    row.latency_ms = measure::Median(candidate_ms);
+    row.fp32_latency_ms = reference_ms.empty() ? row.latency_ms : measure::Median(reference_ms);
     row.throughput = row.latency_ms > 0 ? 1000.0 / (row.latency_ms * row.threads) : 0;
     if (options.show_progress) {
       QTUNE_LOG_INFO("tune: {} threads {}: {:.3f} ms (fp32 {:.3f} ms){}", row.candidate,
@@ -325,7 +325,7 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
     // Redis and a worker for every thread count must be there before anything is built:
     // a missing one is an error within seconds.
     for (int t : options.threads) {
-      ASSIGN_OR_RETURN(auto bench, autotune::RedisBenchmark::Create(RedisOptions(options, t, {})));
+      ASSIGN_OR_RETURN(auto bench, measure::RedisBenchmark::Create(RedisOptions(options, t, {})));
       if (t == options.threads.front())
         result.cpu_note = WorkersBf16Note(bench->required_machine());
     }
@@ -348,7 +348,7 @@ StatusOr<TuneResult> Tune(const ir::Graph& model, const TuneOptions& options) {
   ASSIGN_OR_RETURN(const std::string fp32_sha256, Sha256File(fp32_path));
   ASSIGN_OR_RETURN(auto log, TuneLog::Open(work.path(), fp32_sha256, options, result.input_sizes));
 
-  std::map<int, std::unique_ptr<autotune::Benchmark>> benchmarks;
+  std::map<int, std::unique_ptr<measure::Benchmark>> benchmarks;
   for (const std::string& candidate : options.candidates) {
     const size_t first = result.rows.size();
     for (int t : options.threads) {

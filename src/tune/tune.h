@@ -5,7 +5,7 @@
 //   -> each row built (QDQ export of its plan on the cleaned float graph)
 //   -> checked against fp32 on the first check_samples calibration samples (output SQNR >=
 //      min_sqnr_db, no NaN/inf); failing rows are reported and not measured
-//   -> measured interleaved with fp32 at the same threads, through autotune::Benchmark:
+//   -> measured interleaved with fp32 at the same threads, through measure::Benchmark:
 //      in process (this machine) or by `qtune worker`s over Redis (--benchmark redis)
 //   -> the strategy picks one row; fp32 when nothing else passes.
 //

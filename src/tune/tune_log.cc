@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "autotune/redis_protocol.h"
 #include "core/logging.h"
+#include "measure/redis_protocol.h"
 
 namespace qtune::tune {
 
@@ -14,7 +14,7 @@ std::string RowMeasurementKey::ToString() const {
                      reference_sha256.empty() ? "-" : reference_sha256, machine);
 }
 
-TuneLog::TuneLog(std::unique_ptr<autotune::StateLog> log) : log_(std::move(log)) {
+TuneLog::TuneLog(std::unique_ptr<measure::StateLog> log) : log_(std::move(log)) {
   for (const measure::MeasurementRecord& record : log_->replayed()) {
     if (record.ok) measured_[record.key] = record;  // the last one of a key wins
   }
@@ -25,15 +25,15 @@ StatusOr<std::unique_ptr<TuneLog>> TuneLog::Open(const std::string& work_dir,
                                                  const TuneOptions& options,
                                                  const InputSizes& sizes) {
   measure::StateHeader header;
-  header.qtune_version = autotune::kQtuneVersion;
+  header.qtune_version = measure::kQtuneVersion;
   header.model_sha256 = fp32_sha256;
   // What the measured latencies depend on besides the two files and the machine (in each
   // record's key). Thread counts are in the machine fingerprint.
   header.options = {{"command", "tune"},        {"benchmark", options.benchmark},
                     {"warmup", options.warmup}, {"iters", options.iters},
                     {"rounds", options.rounds}, {"input_sizes", sizes}};
-  ASSIGN_OR_RETURN(std::unique_ptr<autotune::StateLog> log,
-                   autotune::StateLog::OpenInWorkDir(work_dir, header, options.force_new));
+  ASSIGN_OR_RETURN(std::unique_ptr<measure::StateLog> log,
+                   measure::StateLog::OpenInWorkDir(work_dir, header, options.force_new));
   return std::unique_ptr<TuneLog>(new TuneLog(std::move(log)));
 }
 
@@ -43,7 +43,7 @@ const measure::MeasurementRecord* TuneLog::Find(const RowMeasurementKey& key) co
 }
 
 void TuneLog::Append(const RowMeasurementKey& key, const TuneRow& row,
-                     const autotune::Measurement& measurement) {
+                     const measure::Measurement& measurement) {
   measure::MeasurementRecord record;
   record.key = key.ToString();
   record.pattern = row.candidate;
@@ -53,7 +53,7 @@ void TuneLog::Append(const RowMeasurementKey& key, const TuneRow& row,
     record.candidate_ms = measurement.candidate_ms;
     record.reference_ms = measurement.reference_ms;
   } else {
-    record.error_kind = autotune::FailureKindName(measurement.failure, measurement.exit_code);
+    record.error_kind = measure::FailureKindName(measurement.failure, measurement.exit_code);
     record.error_detail = measurement.detail;
   }
   if (Status appended = log_->Append(record); !appended.ok()) {

@@ -1,4 +1,4 @@
-// The state log of `qtune tune`: the autotune state log's format (autotune/state_log.h,
+// The state log of `qtune tune`: the autotune state log's format (measure/state_log.h,
 // docs/formats/autotune-state.md) in the work dir, one record per measured row. A record
 // is keyed by the content of what was measured (the candidate and reference files' SHA-256,
 // bf16 or not) and by the measuring machine, so a rerun on the same work dir takes every
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "autotune/benchmark.h"
-#include "autotune/state_log.h"
 #include "core/status.h"
+#include "measure/benchmark.h"
+#include "measure/state_log.h"
 #include "tune/tune.h"
 
 namespace qtune::tune {
@@ -23,7 +23,7 @@ struct RowMeasurementKey {
   std::string candidate_sha256;  // the candidate model file
   bool bf16 = false;             // the candidate computed in bfloat16
   std::string reference_sha256;  // the fp32 file measured alongside; empty: none
-  std::string machine;           // autotune::MachineInfo::Fingerprint() of the measurer
+  std::string machine;           // measure::MachineInfo::Fingerprint() of the measurer
   std::string ToString() const;  // the record's key
 };
 
@@ -46,14 +46,14 @@ class TuneLog {
   // Logs one row's measurement (success or failure). A log that cannot be written costs
   // only the resume: the error is a warning, and the row's result stands.
   void Append(const RowMeasurementKey& key, const TuneRow& row,
-              const autotune::Measurement& measurement);
+              const measure::Measurement& measurement);
 
   const std::string& path() const { return log_->path(); }
 
  private:
-  explicit TuneLog(std::unique_ptr<autotune::StateLog> log);
+  explicit TuneLog(std::unique_ptr<measure::StateLog> log);
 
-  std::unique_ptr<autotune::StateLog> log_;
+  std::unique_ptr<measure::StateLog> log_;
   std::map<std::string, measure::MeasurementRecord> measured_;  // ok records by key
 };
 

@@ -214,7 +214,7 @@ TEST_F(ApiWorkflowTest, AutotuneWritesTheModelAndReportsItsSpeedup) {
   EXPECT_TRUE(fs::exists(Path("work/report.json")));
 }
 
-TEST_F(ApiWorkflowTest, MeasuringWithoutTheBinaryNamesTheWaysToProvideIt) {
+TEST_F(ApiWorkflowTest, MeasuringFindsItsOwnExecutableAndNamesABadGivenOne) {
   TuneOptions options = QuickTune();
   options.qtune_binary = Path("not-there");
   auto tuned = Tune(kModel, Path("m.qtc"), options);
@@ -223,25 +223,26 @@ TEST_F(ApiWorkflowTest, MeasuringWithoutTheBinaryNamesTheWaysToProvideIt) {
   EXPECT_NE(tuned.status().message().find("QTUNE_BINARY"), std::string::npos);
   EXPECT_FALSE(fs::exists(Path("m.qtc")));
 
-  // Not given: $QTUNE_BINARY, then the PATH.
+  // Not given, no $QTUNE_BINARY and no qtune on the PATH: the library finds its own
+  // qtune-measure (here in the build tree) and tunes and autotunes with it.
   const char* old_path = std::getenv("PATH");
   const std::string saved_path = old_path ? old_path : "";
   setenv("PATH", Path("empty").c_str(), 1);
   unsetenv("QTUNE_BINARY");
   options.qtune_binary.clear();
+  options.candidates = {"fp32"};
+  auto tuned_here = Tune(kModel, Path("m.qtc"), options);
   AutotuneOptions at;
   at.calib = {kCalib};
+  at.max_calib_samples = 64;
+  at.mode = "quick";
   at.work_dir = Path("work");
   auto autotuned = Autotune(kModel, Path("at.onnx"), at);
   setenv("PATH", saved_path.c_str(), 1);
-  ASSERT_FALSE(autotuned.ok());
-  EXPECT_EQ(autotuned.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(autotuned.status().message().find("PATH"), std::string::npos);
-
-  setenv("QTUNE_BINARY", QTUNE_BINARY, 1);
-  options.candidates = {"fp32"};
-  EXPECT_TRUE(Tune(kModel, Path("m.qtc"), options).ok());
-  unsetenv("QTUNE_BINARY");
+  ASSERT_TRUE(tuned_here.ok()) << tuned_here.status().ToString();
+  EXPECT_TRUE(fs::exists(Path("m.qtc")));
+  ASSERT_TRUE(autotuned.ok()) << autotuned.status().ToString();
+  EXPECT_GT(autotuned->latency_ms, 0);
 }
 
 }  // namespace

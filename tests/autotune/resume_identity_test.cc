@@ -12,10 +12,10 @@
 #include <sstream>
 #include <string>
 
-#include "autotune/subprocess.h"
 #include "cli/cli_runner.h"
 #include "core/file_io.h"
 #include "core/npy.h"
+#include "measure/subprocess.h"
 
 namespace qtune::autotune {
 namespace {
@@ -53,10 +53,12 @@ class ResumeIdentityTest : public ::testing::Test {
 
   // A quick autotune of fmnist into `work` (output beside it), measured by the script.
   std::string Args(const fs::path& work, const std::string& calib, const std::string& extra) {
-    return "autotune " + kModel + " -o " + ShellQuote(work.string() + ".onnx") + " --calib " +
-           ShellQuote(calib) + " --calib-samples 64 --work-dir " + ShellQuote(work.string()) +
+    return "autotune " + kModel + " -o " + measure::ShellQuote(work.string() + ".onnx") +
+           " --calib " + measure::ShellQuote(calib) + " --calib-samples 64 --work-dir " +
+           measure::ShellQuote(work.string()) +
            " --mode quick --benchmark command --benchmark-command " +
-           ShellQuote("sh " + ShellQuote(script_.string()) + " \"{model}\"") + " " + extra;
+           measure::ShellQuote("sh " + measure::ShellQuote(script_.string()) + " \"{model}\"") +
+           " " + extra;
   }
   nlohmann::json Report(const fs::path& work) {
     auto text = ReadFile((work / "report.json").string());
@@ -154,7 +156,7 @@ TEST_F(ResumeIdentityTest, HostileWorkDirNameIsNeverRunAsShellCode) {
   const fs::path work =
       dir_ / "w d'q\"s;x $(touch \"$QTUNE_MARK\") `touch \"$QTUNE_MARK\"` | touch \"$QTUNE_MARK\"";
   auto r = RunQtuneCli(Args(work, kCalib, ""), /*with_stderr=*/true,
-                       "QTUNE_MARK=" + ShellQuote(marker.string()));
+                       "QTUNE_MARK=" + measure::ShellQuote(marker.string()));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_GT(Measured(work), 0);
   EXPECT_FALSE(fs::exists(marker)) << "the benchmark command ran a path as shell code";

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <string>
 
-#include "autotune/redis_protocol.h"
-#include "autotune/state_log.h"
 #include "core/sha256.h"
 #include "fuzz/json_fuzz_util.h"
 #include "fuzz/state_log_fuzz_header.h"
 #include "ir/builder.h"
+#include "measure/redis_protocol.h"
+#include "measure/state_log.h"
 #include "quant/plan_json.h"
 #include "tune/checkpoint.h"
 
@@ -46,7 +46,7 @@ int StateLogs(const fs::path& dir) {
   fs::remove(path);
   {
     std::vector<std::string> warnings;
-    auto log = autotune::StateLog::Open(path.string(), FuzzStateHeader(), {}, &warnings);
+    auto log = measure::StateLog::Open(path.string(), FuzzStateHeader(), {}, &warnings);
     if (!log.ok()) {
       std::fprintf(stderr, "%s\n", log.status().ToString().c_str());
       return 1;
@@ -120,7 +120,7 @@ int Checkpoints(const fs::path& dir) {
   return 0;
 }
 
-std::string Fields(const autotune::StreamFields& fields) {
+std::string Fields(const measure::StreamFields& fields) {
   std::string out;
   for (const auto& [name, value] : fields) {
     if (!out.empty()) out += '\0';
@@ -130,9 +130,9 @@ std::string Fields(const autotune::StreamFields& fields) {
 }
 
 int Redis(const fs::path& dir) {
-  auto keys = autotune::RedisKeys::ForQueue("fuzz");
+  auto keys = measure::RedisKeys::ForQueue("fuzz");
   if (!keys.ok()) return 1;
-  autotune::Job job;
+  measure::Job job;
   job.id = "t-1";
   job.reply = keys->results("t");
   job.candidate_sha256 = Sha256Hex("candidate");
@@ -144,27 +144,27 @@ int Redis(const fs::path& dir) {
   job.seed = 7;
   job.shapes = {{"input", {1, 1, 28, 28}}, {"mask", {1, 16}}};
   job.machine = "Intel(R) Xeon(R) | avx2 fma | threads 1 | qtune 0.1.0";
-  autotune::StreamFields fields = autotune::EncodeJob(job);
+  measure::StreamFields fields = measure::EncodeJob(job);
   Write(dir / "job.fields", Fields(fields));
   for (auto& [name, value] : fields) {
     if (name == "shapes") value = "{\"input\": " + kDeep + "}";
   }
   Write(dir / "job-deep-shapes.fields", Fields(fields));
-  autotune::JobResult ok{"t-1", "w1", job.machine, {}};
+  measure::JobResult ok{"t-1", "w1", job.machine, {}};
   ok.measurement.candidate_ms = {1.5, 1.25, 1.75};
   ok.measurement.reference_ms = {2.0, 2.5, 2.25};
-  Write(dir / "result.fields", Fields(autotune::EncodeResult(ok)));
-  autotune::JobResult failed{"t-2", "w1", job.machine, {}};
-  failed.measurement.failure = autotune::FailureKind::kExit;
+  Write(dir / "result.fields", Fields(measure::EncodeResult(ok)));
+  measure::JobResult failed{"t-2", "w1", job.machine, {}};
+  failed.measurement.failure = measure::FailureKind::kExit;
   failed.measurement.exit_code = 7;
   failed.measurement.detail = kLatin1;
-  Write(dir / "result-failed-latin1.fields", Fields(autotune::EncodeResult(failed)));
-  fields = autotune::EncodeResult(ok);
+  Write(dir / "result-failed-latin1.fields", Fields(measure::EncodeResult(failed)));
+  fields = measure::EncodeResult(ok);
   for (auto& [name, value] : fields) {
     if (name == "candidate_ms") value = kDeep;
   }
   Write(dir / "result-deep.fields", Fields(fields));
-  autotune::WorkerHeartbeat heartbeat;
+  measure::WorkerHeartbeat heartbeat;
   heartbeat.name = "w1";
   heartbeat.host = "host";
   heartbeat.pid = 42;
@@ -172,7 +172,7 @@ int Redis(const fs::path& dir) {
   heartbeat.machine.isa = "avx2 fma";
   heartbeat.jobs = 3;
   heartbeat.busy_s = 1.5;
-  Write(dir / "heartbeat.json", autotune::EncodeHeartbeat(heartbeat));
+  Write(dir / "heartbeat.json", measure::EncodeHeartbeat(heartbeat));
   return 0;
 }
 

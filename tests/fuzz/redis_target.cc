@@ -1,13 +1,13 @@
-// Fuzz target for the Redis job, result and heartbeat parsers (autotune/redis_protocol.h,
+// Fuzz target for the Redis job, result and heartbeat parsers (measure/redis_protocol.h,
 // docs/workers.md). An input is a stream entry's fields, "name\0value\0name\0value..." (a
 // missing last value is empty), read by ParseJob (queue "fuzz") and ParseResult; the whole
 // input is also read by ParseHeartbeat. What parses must encode and parse back the same.
 #include <string>
 #include <string_view>
 
-#include "autotune/redis_protocol.h"
 #include "fuzz/fuzz_target.h"
 #include "fuzz/json_fuzz_util.h"
+#include "measure/redis_protocol.h"
 
 namespace qtune::fuzz {
 
@@ -17,8 +17,8 @@ namespace {
 
 int64_t g_inputs = 0, g_jobs = 0, g_results = 0, g_heartbeats = 0;
 
-autotune::StreamFields SplitFields(std::string_view bytes) {
-  autotune::StreamFields fields;
+measure::StreamFields SplitFields(std::string_view bytes) {
+  measure::StreamFields fields;
   std::string parts[2];
   int n = 0;
   for (size_t offset = 0; offset <= bytes.size();) {
@@ -36,13 +36,13 @@ autotune::StreamFields SplitFields(std::string_view bytes) {
   return fields;
 }
 
-const autotune::RedisKeys& Keys() {
-  static const autotune::RedisKeys keys = *autotune::RedisKeys::ForQueue("fuzz");
+const measure::RedisKeys& Keys() {
+  static const measure::RedisKeys keys = *measure::RedisKeys::ForQueue("fuzz");
   return keys;
 }
 
-void CheckJob(const autotune::Job& job) {
-  auto again = autotune::ParseJob(autotune::EncodeJob(job), Keys());
+void CheckJob(const measure::Job& job) {
+  auto again = measure::ParseJob(measure::EncodeJob(job), Keys());
   if (!again.ok())
     FailTarget(kTargetName, "an encoded job is refused: " + again.status().ToString());
   if (again->id != job.id || again->shapes != job.shapes || again->seed != job.seed ||
@@ -51,8 +51,8 @@ void CheckJob(const autotune::Job& job) {
   }
 }
 
-void CheckResult(const autotune::JobResult& result) {
-  auto again = autotune::ParseResult(autotune::EncodeResult(result));
+void CheckResult(const measure::JobResult& result) {
+  auto again = measure::ParseResult(measure::EncodeResult(result));
   if (!again.ok()) {
     FailTarget(kTargetName, "an encoded result is refused: " + again.status().ToString());
   }
@@ -68,16 +68,16 @@ void CheckResult(const autotune::JobResult& result) {
 int FuzzOne(const uint8_t* data, size_t size) {
   ++g_inputs;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  autotune::StreamFields fields = SplitFields(bytes);
-  if (auto job = autotune::ParseJob(fields, Keys()); job.ok()) {
+  measure::StreamFields fields = SplitFields(bytes);
+  if (auto job = measure::ParseJob(fields, Keys()); job.ok()) {
     ++g_jobs;
     CheckJob(*job);
   }
-  if (auto result = autotune::ParseResult(fields); result.ok()) {
+  if (auto result = measure::ParseResult(fields); result.ok()) {
     ++g_results;
     CheckResult(*result);
   }
-  if (autotune::ParseHeartbeat(std::string(bytes)).ok()) ++g_heartbeats;
+  if (measure::ParseHeartbeat(std::string(bytes)).ok()) ++g_heartbeats;
   return 0;
 }
 

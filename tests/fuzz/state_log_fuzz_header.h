@@ -2,7 +2,7 @@
 // its seed logs with, so seed records replay.
 #pragma once
 
-#include "autotune/state_log.h"
+#include "measure/state_log.h"
 
 namespace qtune::fuzz {
 

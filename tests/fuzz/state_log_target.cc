@@ -1,5 +1,5 @@
 // Fuzz target for the autotune state log (docs/formats/autotune-state.md): the bytes are
-// written as state.jsonl and read by both readers, autotune::StateLog::Open (the tuner's:
+// written as state.jsonl and read by both readers, measure::StateLog::Open (the tuner's:
 // replay, torn-tail truncation, header checks) and report::ReadAutotuneLog (the report's).
 // Half the inputs (picked from the input's first byte) get every line's checksum
 // recomputed first, so mutated JSON reaches the parser rather than stopping at the
@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "autotune/state_log.h"
 #include "fuzz/fuzz_target.h"
 #include "fuzz/json_fuzz_util.h"
 #include "fuzz/state_log_fuzz_header.h"
+#include "measure/state_log.h"
 #include "report/autotune_log.h"
 
 namespace qtune::fuzz {
@@ -40,7 +40,7 @@ int FuzzOne(const uint8_t* data, size_t size) {
     g_report_records += static_cast<int64_t>(report_log->measurements.size());
   }
   std::vector<std::string> warnings;
-  auto log = autotune::StateLog::Open(path, FuzzStateHeader(), autotune::OpenOptions{}, &warnings);
+  auto log = measure::StateLog::Open(path, FuzzStateHeader(), measure::OpenOptions{}, &warnings);
   if (log.ok()) {
     ++g_opened;
     g_replayed += static_cast<int64_t>((*log)->replayed().size());

@@ -15,7 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" > "$work/install.log"
-for f in bin/qtune include/qtune/qtune.h include/qtune/session.h lib/cmake/qtune/qtuneConfig.cmake \
+for f in bin/qtune libexec/qtune/qtune-measure include/qtune/qtune.h include/qtune/session.h lib/cmake/qtune/qtuneConfig.cmake \
          lib/cmake/qtune/qtuneConfigVersion.cmake lib/cmake/qtune/qtuneTargets.cmake \
          lib/pkgconfig/qtune.pc; do
   if [[ ! -e "$work/prefix/$f" ]]; then

@@ -1,11 +1,11 @@
-// DecideRequeue (autotune/job_requeue.h): how long a job for another machine circles on
+// DecideRequeue (measure/job_requeue.h): how long a job for another machine circles on
 // the jobs stream before it goes to the dead-letter stream (issue 24 item 6).
-#include "autotune/job_requeue.h"
+#include "measure/job_requeue.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 using ::testing::HasSubstr;
 
@@ -66,4 +66,4 @@ TEST(JobRequeueTest, FieldsRoundTripAndGarbageReadsAsAFirstPutBack) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -6,11 +6,11 @@
 
 #include <string>
 
-#include "autotune/redis_protocol.h"
 #include "core/json_limits.h"
 #include "core/sha256.h"
+#include "measure/redis_protocol.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 
 std::string DeepArrays(int depth) {
@@ -80,4 +80,4 @@ TEST(RedisHostileJsonTest, FailureDetailThatIsNotUtf8SurvivesTheResultAndDumpsAs
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -1,12 +1,12 @@
-// The Redis URL parser and the job/result/heartbeat encodings (autotune/redis_protocol.h):
+// The Redis URL parser and the job/result/heartbeat encodings (measure/redis_protocol.h):
 // round trips, and garbage rejected with a reason that names the field.
-#include "autotune/redis_protocol.h"
+#include "measure/redis_protocol.h"
 
 #include <gtest/gtest.h>
 
 #include "core/sha256.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 
 TEST(RedisUrlTest, ParsesHostPortDbAndPassword) {
@@ -182,4 +182,4 @@ TEST(RedisHeartbeatTest, RoundTripsAndTheFingerprintHoldsTheMachine) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "autotune/redis_client.h"
 #include "core/file_io.h"
+#include "measure/redis_client.h"
 
 namespace qtune::testing {
 
@@ -65,15 +65,15 @@ Status RedisServer::Launch() {
     argv.push_back("--requirepass");
     argv.push_back(password_);
   }
-  ASSIGN_OR_RETURN(process_, autotune::Subprocess::Start(argv, autotune::SpawnOptions{}));
-  auto url = autotune::ParseRedisUrl(Url());
+  ASSIGN_OR_RETURN(process_, measure::Subprocess::Start(argv, measure::SpawnOptions{}));
+  auto url = measure::ParseRedisUrl(Url());
   if (!url.ok()) return url.status();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
-    autotune::RedisClient client(*url, {.connect_timeout_s = 1,
-                                        .command_timeout_s = 1,
-                                        .backoff_initial_ms = 0,
-                                        .backoff_max_ms = 0});
+    measure::RedisClient client(*url, {.connect_timeout_s = 1,
+                                       .command_timeout_s = 1,
+                                       .backoff_initial_ms = 0,
+                                       .backoff_max_ms = 0});
     if (client.Command({"PING"}).ok()) return Status::Ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -103,9 +103,9 @@ StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::string&
   auto worker = std::make_unique<WorkerProcess>();
   worker->log_path_ = log_path;
   const std::string command = "exec " + std::string(QTUNE_BINARY) + " worker " + args + " >" +
-                              autotune::ShellQuote(log_path) + " 2>&1";
-  ASSIGN_OR_RETURN(worker->process_, autotune::Subprocess::Start(autotune::ShellArgv(command),
-                                                                 autotune::SpawnOptions{}));
+                              measure::ShellQuote(log_path) + " 2>&1";
+  ASSIGN_OR_RETURN(worker->process_, measure::Subprocess::Start(measure::ShellArgv(command),
+                                                                measure::SpawnOptions{}));
   return worker;
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "autotune/subprocess.h"
 #include "core/status.h"
+#include "measure/subprocess.h"
 
 namespace qtune::testing {
 
@@ -35,7 +35,7 @@ class RedisServer {
 
   std::string dir_, password_, bind_;
   int port_;
-  std::unique_ptr<autotune::Subprocess> process_;
+  std::unique_ptr<measure::Subprocess> process_;
 };
 
 // A free TCP port on 127.0.0.1 (bound, then released).
@@ -58,7 +58,7 @@ class WorkerProcess {
 
  private:
   std::string log_path_;
-  std::unique_ptr<autotune::Subprocess> process_;
+  std::unique_ptr<measure::Subprocess> process_;
 };
 
 // Pids of the live processes whose parent is `pid`.

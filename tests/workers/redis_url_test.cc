@@ -1,11 +1,11 @@
-// ParseRedisUrl (autotune/redis_client.h) over the table of URL forms, IPv6 hosts in
+// ParseRedisUrl (measure/redis_client.h) over the table of URL forms, IPv6 hosts in
 // brackets included (issue 24 item 9: redis://[::1]:6379 had its port appended twice).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "autotune/redis_client.h"
+#include "measure/redis_client.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 using ::testing::HasSubstr;
 
@@ -83,4 +83,4 @@ TEST(RedisUrlFormsTest, MalformedIpv6AndPortsAreRejectedWithTheReason) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "autotune/benchmark_redis.h"
 #include "core/file_io.h"
+#include "measure/benchmark_redis.h"
 #include "workers/redis_server.h"
 #include "workers/redis_test_fixture.h"
 
@@ -54,12 +54,12 @@ class WorkerPoolTest : public RedisTest {
     return *workers_.back();
   }
   std::string CacheOf(const std::string& name) const { return (dir_ / ("cache-" + name)).string(); }
-  std::unique_ptr<autotune::RedisBenchmark> Bench(autotune::RedisBenchmarkOptions o = {}) {
+  std::unique_ptr<measure::RedisBenchmark> Bench(measure::RedisBenchmarkOptions o = {}) {
     if (o.url.empty()) o.url = redis_->Url();
     o.warmup = 0;
     o.iters = 1;
     if (o.input_sizes.empty()) o.input_sizes = {{"input", {1, 1, 28, 28}}};
-    auto b = autotune::RedisBenchmark::Create(o);
+    auto b = measure::RedisBenchmark::Create(o);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? std::move(*b) : nullptr;
   }

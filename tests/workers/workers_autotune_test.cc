@@ -15,15 +15,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "autotune/subprocess.h"
 #include "cli/cli_runner.h"
 #include "core/file_io.h"
 #include "core/sha256.h"
+#include "measure/subprocess.h"
 #include "util/missing_dependency.h"
 #include "workers/redis_server.h"
 #include "workers/redis_test_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 namespace fs = std::filesystem;
 using qtune::testing::RedisServer;
@@ -205,10 +205,10 @@ TEST_F(WorkersAutotuneTest, ParallelRunKilledMidSearchResumesToTheSingleProcessR
       Args("remote", "--benchmark redis --redis " + redis_->Url() + " --queue kill --parallel 2");
   {
     // SIGKILL once about half of the measurements are in the log.
-    auto tuner = autotune::Subprocess::Start(
-        autotune::ShellArgv("exec " + std::string(QTUNE_BINARY) + " " + remote_args + " >" +
-                            (dir_ / "killed.log").string() + " 2>&1"),
-        autotune::SpawnOptions{});
+    auto tuner =
+        Subprocess::Start(ShellArgv("exec " + std::string(QTUNE_BINARY) + " " + remote_args + " >" +
+                                    (dir_ / "killed.log").string() + " 2>&1"),
+                          SpawnOptions{});
     ASSERT_TRUE(tuner.ok()) << tuner.status().ToString();
     const auto deadline = Clock::now() + std::chrono::seconds(120);
     while (LineCount(dir_ / "remote" / "state.jsonl") < single_lines / 2 &&
@@ -257,4 +257,4 @@ TEST_F(WorkersAutotuneTest, NoWorkerIsAClearErrorWithinSeconds) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -1,4 +1,4 @@
-// Content-addressed tensors (issue 25 item 4, autotune/model_blobs.h): a skeleton saved
+// Content-addressed tensors (issue 25 item 4, measure/model_blobs.h): a skeleton saved
 // next to its blobs computes what the original model computes; a tuner uploads each big
 // tensor once; the worker re-fetches a tampered blob and refuses a skeleton whose external
 // data names anything but a blob.
@@ -10,16 +10,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "autotune/model_blobs.h"
 #include "core/file_io.h"
 #include "core/sha256.h"
 #include "ir/onnx_io.h"
+#include "measure/model_blobs.h"
 #include "runtime/session.h"
 #include "util/missing_dependency.h"
 #include "util/ort_peer.h"
 #include "workers/worker_pool_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -259,4 +259,4 @@ TEST_F(WorkersBlobsTest, CandidatesSharingTheirBigTensorsUploadThemOnce) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

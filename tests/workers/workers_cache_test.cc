@@ -12,7 +12,7 @@
 #include "core/sha256.h"
 #include "workers/worker_pool_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -109,4 +109,4 @@ TEST_F(WorkersCacheTest, CacheFolderOfAnotherUserIsRefused) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

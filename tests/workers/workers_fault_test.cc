@@ -11,16 +11,16 @@
 #include <future>
 #include <thread>
 
-#include "autotune/benchmark_redis.h"
-#include "autotune/redis_client.h"
-#include "autotune/redis_protocol.h"
 #include "core/file_io.h"
 #include "core/sha256.h"
+#include "measure/benchmark_redis.h"
+#include "measure/redis_client.h"
+#include "measure/redis_protocol.h"
 #include "util/missing_dependency.h"
 #include "workers/redis_server.h"
 #include "workers/redis_test_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 namespace fs = std::filesystem;
 using qtune::testing::RedisServer;
@@ -344,4 +344,4 @@ TEST_F(WorkersFaultTest, ABatchIsMeasuredByBothWorkersAtOnceAndSurvivesARestarte
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

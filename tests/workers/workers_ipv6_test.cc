@@ -6,7 +6,7 @@
 #include "util/missing_dependency.h"
 #include "workers/worker_pool_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 using ::testing::HasSubstr;
 
@@ -32,4 +32,4 @@ TEST_F(WorkersIpv6Test, TunerAndWorkerMeetOnTheIpv6Loopback) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -7,7 +7,7 @@
 
 #include "workers/worker_pool_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 using ::testing::HasSubstr;
 
@@ -55,4 +55,4 @@ TEST_F(WorkersLimitsTest, AbsurdSizesAreRefusedAndTheWorkerSurvives) {
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

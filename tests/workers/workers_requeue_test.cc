@@ -4,12 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "autotune/redis_client.h"
-#include "autotune/redis_protocol.h"
 #include "core/sha256.h"
+#include "measure/redis_client.h"
+#include "measure/redis_protocol.h"
 #include "workers/worker_pool_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 using ::testing::HasSubstr;
 
@@ -118,4 +118,4 @@ TEST_F(WorkersRequeueTest, ATunerWhoseMachineNobodyServesAnyMoreGetsAFailureNami
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -14,14 +14,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "autotune/subprocess.h"
 #include "cli/cli_runner.h"
 #include "core/file_io.h"
 #include "core/sha256.h"
+#include "measure/subprocess.h"
 #include "workers/redis_server.h"
 #include "workers/redis_test_fixture.h"
 
-namespace qtune::autotune {
+namespace qtune::measure {
 namespace {
 namespace fs = std::filesystem;
 using qtune::testing::RedisServer;
@@ -144,10 +144,9 @@ TEST_F(WorkersScaleTest, SamePlacementForEveryKAndUnderAKilledWorkerAndTimeouts)
   // A worker killed while the run goes on: its job is reclaimed after the lease.
   {
     const std::string args = Args("killed", "k", 4);
-    auto tuner = autotune::Subprocess::Start(
-        autotune::ShellArgv("exec " + std::string(QTUNE_BINARY) + " " + args + " >" +
-                            (dir_ / "killed.log").string() + " 2>&1"),
-        autotune::SpawnOptions{});
+    auto tuner = Subprocess::Start(ShellArgv("exec " + std::string(QTUNE_BINARY) + " " + args +
+                                             " >" + (dir_ / "killed.log").string() + " 2>&1"),
+                                   SpawnOptions{});
     ASSERT_TRUE(tuner.ok()) << tuner.status().ToString();
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (workers_[0]->Log().find(": candidate ") == std::string::npos &&
@@ -156,7 +155,7 @@ TEST_F(WorkersScaleTest, SamePlacementForEveryKAndUnderAKilledWorkerAndTimeouts)
     }
     workers_[0]->Kill();
     ASSERT_TRUE((*tuner)->WaitForExit(Clock::now() + std::chrono::seconds(120)));
-    const autotune::ExitStatus status = (*tuner)->Reap();
+    const ExitStatus status = (*tuner)->Reap();
     auto log = ReadFile((dir_ / "killed.log").string());
     ASSERT_EQ(status.exit_code, 0) << (log.ok() ? *log : "");
   }
@@ -174,4 +173,4 @@ TEST_F(WorkersScaleTest, SamePlacementForEveryKAndUnderAKilledWorkerAndTimeouts)
 }
 
 }  // namespace
-}  // namespace qtune::autotune
+}  // namespace qtune::measure

@@ -1,7 +1,8 @@
 // `qtune tune --benchmark redis` end to end: the real binary, a real redis-server started
 // by the test and a real `qtune worker` measuring with qtune's engine. Every row (bf16
 // included: the flag travels with the job) is measured on the worker; a thread count no
-// worker measures with is a clear error within seconds.
+// worker measures with is a clear error within seconds. With --work-dir a rerun takes every
+// row from the state log: no job reaches the worker, even when none is left running.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -51,6 +52,17 @@ class WorkersTuneTest : public qtune::testing::RedisTest {
            "' --queue tune " + extra;
   }
 
+  // The jobs the worker has measured so far (a line "...: candidate ..." each).
+  int JobsOnWorker() const {
+    const std::string log = worker_->Log();
+    int jobs = 0;
+    for (size_t at = log.find(": candidate"); at != std::string::npos;
+         at = log.find(": candidate", at + 1)) {
+      ++jobs;
+    }
+    return jobs;
+  }
+
   std::unique_ptr<RedisServer> redis_;
   std::unique_ptr<WorkerProcess> worker_;
 };
@@ -71,12 +83,7 @@ TEST_F(WorkersTuneTest, EveryRowIsMeasuredOnTheWorkerBf16Included) {
   EXPECT_EQ(passed, 3) << r.out;
   // Three jobs on the worker, the bf16 one computed in bf16 there.
   const std::string log = worker_->Log();
-  int jobs = 0;
-  for (size_t at = log.find(": candidate"); at != std::string::npos;
-       at = log.find(": candidate", at + 1)) {
-    ++jobs;
-  }
-  EXPECT_EQ(jobs, 3) << log;
+  EXPECT_EQ(JobsOnWorker(), 3) << log;
   EXPECT_NE(log.find(": candidate (bf16) "), std::string::npos) << log;
   // The password is in neither the output nor the checkpoint.
   EXPECT_EQ(r.out.find(password), std::string::npos);
@@ -96,6 +103,36 @@ TEST_F(WorkersTuneTest, ThreadCountNoWorkerMeasuresWithIsAClearErrorWithinSecond
       << r.out;
   EXPECT_NE(r.out.find("--threads 2"), std::string::npos) << r.out;
   EXPECT_LT(seconds, 10);
+}
+
+TEST_F(WorkersTuneTest, RerunWithTheWorkDirTakesEveryRowFromTheStateLog) {
+  StartRedisAndWorker("");
+  const std::string args =
+      Args("--candidates fp32,int8 --json --work-dir " + (dir_ / "work").string());
+  auto first = RunQtuneCli(args, /*with_stderr=*/false);
+  ASSERT_EQ(first.exit_code, 0) << first.out << worker_->Log();
+  const int jobs = JobsOnWorker();
+  EXPECT_EQ(jobs, 2) << worker_->Log();
+  ASSERT_TRUE(fs::exists(dir_ / "work" / "state.jsonl"));
+
+  auto second = RunQtuneCli(args, /*with_stderr=*/false);
+  ASSERT_EQ(second.exit_code, 0) << second.out << worker_->Log();
+  EXPECT_EQ(JobsOnWorker(), jobs) << "a replayed row was measured again: " << worker_->Log();
+  const nlohmann::json a = nlohmann::json::parse(first.out);
+  const nlohmann::json b = nlohmann::json::parse(second.out);
+  ASSERT_EQ(a["table"].size(), b["table"].size());
+  int replayed = 0;
+  for (size_t i = 0; i < a["table"].size(); ++i) {
+    const auto& before = a["table"][i];
+    const auto& after = b["table"][i];
+    if (before["status"] != "pass") continue;
+    EXPECT_FALSE(before["replayed"].get<bool>()) << before.dump();
+    EXPECT_TRUE(after["replayed"].get<bool>()) << after.dump();
+    EXPECT_EQ(after["latency_ms"], before["latency_ms"]) << after.dump();
+    EXPECT_EQ(after["fp32_latency_ms"], before["fp32_latency_ms"]) << after.dump();
+    ++replayed;
+  }
+  EXPECT_EQ(replayed, 2) << second.out;
 }
 
 }  // namespace
