@@ -2,8 +2,8 @@
 //   DQ(x) -> MaxPool | AveragePool | GlobalAveragePool | Reshape | Flatten | Squeeze |
 //            Unsqueeze | Transpose | Resize(nearest) | Concat -> Q
 //     with the same type, scale and zero point on both sides => the op on the int8 data
-//     (exact for the data-movement ops and max pooling; average pooling rounds once,
-//     like the float pooling followed by Q, so it stays within 1 LSB);
+//     (exact for the data-movement ops and max pooling; average pooling gets the scale and
+//     zero point as attributes, kPoolScaleAttribute, and computes as the graph does);
 //   DQ(a), DQ(b) -> Add [-> Relu] -> Q  (equal sizes)  => qtune::QAdd.
 #include <algorithm>
 #include <optional>
@@ -46,6 +46,7 @@ bool IsPassThroughOp(const ir::Node* node, size_t* data_inputs) {
 struct PassThroughMatch {
   ir::Node* op = nullptr;
   ir::Node* q = nullptr;
+  QParams params;                       // of the pair (the same on both sides)
   std::vector<ir::Value*> int8_inputs;  // replacement for the first data inputs
 };
 
@@ -66,7 +67,7 @@ std::optional<PassThroughMatch> SelectPassThrough(ir::Node* op, const SizesByNam
       out->zero_point_value != 0) {
     return std::nullopt;
   }
-  PassThroughMatch m{op, q, {}};
+  PassThroughMatch m{op, q, *out, {}};
   for (size_t i = 0; i < data_inputs; ++i) {
     ir::Node* dq = qdq::DequantizeProducer(op->input(i));
     std::optional<QParams> in = dq ? qdq::PerTensorParams(dq, sizes) : std::nullopt;
@@ -84,6 +85,11 @@ Status ApplyPassThrough(ir::Graph& graph, const PassThroughMatch& m) {
   spec.inputs = m.op->inputs();
   std::copy(m.int8_inputs.begin(), m.int8_inputs.end(), spec.inputs.begin());
   spec.attributes = m.op->attributes();
+  if (IsDefaultOp(m.op, "AveragePool") || IsDefaultOp(m.op, "GlobalAveragePool")) {
+    spec.attributes.push_back(ir::Attribute::Float(kPoolScaleAttribute, m.params.scale_value));
+    spec.attributes.push_back(
+        ir::Attribute::Int(kPoolZeroPointAttribute, m.params.zero_point_value));
+  }
   return pattern::ReplaceChain(graph, std::move(spec), m.q->output(0), {m.q, m.op}).status();
 }
 

@@ -62,6 +62,16 @@ inline constexpr char kQMatMul[] = "QMatMul";
 inline constexpr char kQAdd[] = "QAdd";
 inline constexpr char kQLookup[] = "QLookup";
 
+// An AveragePool or GlobalAveragePool the pass-through fusion (qdq_passthrough_fusion.cc)
+// runs on the int8/uint8 data of a DQ -> pool -> Q pair with one scale s and zero point z
+// carries them as these attributes (float, int; on Compile's private copy only). Its kernel
+// then computes what the QDQ graph computes, bit for bit as the reference tier runs it
+// unfused: every tap dequantized to float32, summed in double, the mean rounded to float32,
+// then quantize(mean, s, z). Rounding the exact integer mean instead differs from the graph
+// where the mean is a tie (k + 0.5): often, as sums of integers divided by even counts are.
+inline constexpr char kPoolScaleAttribute[] = "qtune_qdq_scale";
+inline constexpr char kPoolZeroPointAttribute[] = "qtune_qdq_zero_point";
+
 // Input positions shared by QConv, QConvTranspose and QMatMul.
 namespace qlinear {
 inline constexpr size_t kX = 0, kXScale = 1, kXZeroPoint = 2, kW = 3, kWScale = 4, kWZeroPoint = 5,

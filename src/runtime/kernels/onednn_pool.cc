@@ -3,6 +3,7 @@
 // AveragePool, GlobalAveragePool and GlobalMaxPool, on float32 and on uint8/int8 (the QDQ
 // fusion's pass-through pools; the output has the input's type, averages are rounded
 // half to even and saturated, as the reference tier does).
+#include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
@@ -122,6 +123,11 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
     return NotApplicable();
   }
   if (node.num_outputs() > 1 && node.output(1) != nullptr) return NotApplicable();  // Indices
+  if (node.FindAttribute(kPoolScaleAttribute) != nullptr) {
+    return NotApplicable(request,
+                         "an int8 average of a Q/DQ pair computes as the graph does (the "
+                         "reference kernel: float taps, double sum), which oneDNN does not");
+  }
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   std::optional<PoolParams> params = ReadParams(node, x.sizes, y);
   if (!params) return NotApplicable();

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "core/quant_math.h"
+#include "runtime/fusion/quant_ops.h"
 #include "runtime/reference/nn_kernels.h"
 #include "runtime/reference/nn_util.h"
 
@@ -124,16 +127,33 @@ void RunAveragePool(const PoolShape& s, const Tensor& x, bool count_include_pad,
   });
 }
 
-// AveragePool of uint8/int8 (the QDQ fusion's pass-through pools): the exact integer sum,
-// times the float reciprocal of the count, rounded half to even and saturated to T. The
-// reciprocal multiply is what oneDNN's int8 pooling does, so the two tiers agree; it is
-// within one step of rounding the exact mean.
+// AveragePool of uint8/int8 (the QDQ fusion's pass-through pools). With the pair's scale
+// and zero point (`qdq`, fusion/quant_ops.h kPoolScaleAttribute): what DQ -> float pool -> Q
+// computes on this tier, bit for bit. Without them: the exact integer sum, times the float
+// reciprocal of the count, rounded half to even and saturated to T (oneDNN's int8 pooling).
+struct QdqPair {
+  float scale = 0;
+  int32_t zero_point = 0;
+};
 template <typename T>
-void RunIntegerAveragePool(const PoolShape& s, const Tensor& x, bool count_include_pad, Tensor& y) {
+void RunIntegerAveragePool(const PoolShape& s, const Tensor& x, bool count_include_pad,
+                           std::optional<QdqPair> qdq, Tensor& y) {
   const int64_t in_spatial = Product(s.window.input);
   const T* xd = x.data<T>();
   T* yd = y.data<T>();
   ForEachWindow(s, [&](int64_t plane, const Window& window, int64_t yi) {
+    if (qdq) {  // as RunAveragePool<float> over DequantizeFromInt, then QuantizeToInt
+      double sum = 0;
+      for (const WindowTap& tap : window.taps) {
+        sum += DequantizeFromInt(xd[plane * in_spatial + tap.input_offset], qdq->scale,
+                                 qdq->zero_point);
+      }
+      int64_t count =
+          count_include_pad ? window.padded_count : static_cast<int64_t>(window.taps.size());
+      const float mean = static_cast<float>(count > 0 ? sum / static_cast<double>(count) : 0.0);
+      yd[yi] = QuantizeToInt<T>(mean, qdq->scale, qdq->zero_point);
+      return;
+    }
     int64_t sum = 0;
     for (const WindowTap& tap : window.taps) sum += xd[plane * in_spatial + tap.input_offset];
     int64_t count =
@@ -191,12 +211,17 @@ KernelResult Pool(const KernelArgs& args, PoolKind kind, bool global) {
     }
     case PoolKind::kAverage: {
       const bool include_pad = !global && node.GetInt("count_include_pad", 0) != 0;
+      std::optional<QdqPair> qdq;
+      if (node.FindAttribute(kPoolScaleAttribute) != nullptr) {
+        qdq = QdqPair{node.GetFloat(kPoolScaleAttribute, 0),
+                      static_cast<int32_t>(node.GetInt(kPoolZeroPointAttribute, 0))};
+      }
       if (is_double)
         RunAveragePool<double>(s, *x, include_pad, y);
       else if (x->dtype() == DataType::kInt8)
-        RunIntegerAveragePool<int8_t>(s, *x, include_pad, y);
+        RunIntegerAveragePool<int8_t>(s, *x, include_pad, qdq, y);
       else if (x->dtype() == DataType::kUint8)
-        RunIntegerAveragePool<uint8_t>(s, *x, include_pad, y);
+        RunIntegerAveragePool<uint8_t>(s, *x, include_pad, qdq, y);
       else
         RunAveragePool<float>(s, *x, include_pad, y);
       break;
