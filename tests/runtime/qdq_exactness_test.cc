@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 
 #include "ir/builder.h"
 #include "ir/onnx_io.h"
@@ -184,6 +185,11 @@ TEST(QdqAveragePoolTest, PassThroughAveragesRoundAsTheUnfusedGraph) {
           ASSERT_TRUE(plan.ok()) << plan.status().ToString();
           ASSERT_EQ((*plan)->steps.size(), 1u) << label << ": not fused\n" << (*plan)->ToString();
           EXPECT_EQ((*plan)->steps[0].op_type, op) << label;
+          EXPECT_EQ((*plan)->steps[0].registration,
+                    options.use_onednn && std::string(op) == "GlobalAveragePool"
+                        ? "native_qdq_average"
+                        : "reference")
+              << label;
           auto got = (*session)->Run({{"x", x}});
           ASSERT_TRUE(got.ok()) << got.status().ToString();
           const Tensor& a = (*want)[0].second;
@@ -197,6 +203,47 @@ TEST(QdqAveragePoolTest, PassThroughAveragesRoundAsTheUnfusedGraph) {
           }
         }
       }
+    }
+  }
+}
+
+// The same on random data wider than a channel block, two images, at 1 and 2 threads; the
+// fast tier serves it with native_qdq_average.
+TEST(QdqAveragePoolTest, GlobalAverageOfManyChannelsAtTwoThreadsIsTheUnfusedGraph) {
+  const std::vector<int64_t> sizes = {2, 150, 9, 11};
+  std::mt19937 rng(7);
+  std::vector<uint8_t> data(2 * 150 * 9 * 11);
+  for (uint8_t& v : data) v = static_cast<uint8_t>(rng() % 256);
+  const Tensor x = Tensor::FromVector<uint8_t>(sizes, data);
+  ir::GraphBuilder b(13);
+  ir::Value* in = b.Input("x", DataType::kUint8, sizes);
+  ir::Value* s = b.Initializer("s", Tensor::Scalar<float>(0.0392157f));
+  ir::Value* z = b.Initializer("z", Tensor::Scalar<uint8_t>(128));
+  ir::Value* pooled = b.Op("GlobalAveragePool", {b.Op("DequantizeLinear", {in, s, z})});
+  b.Output(b.Op("QuantizeLinear", {pooled, s, z}));
+  std::unique_ptr<ir::Graph> graph = b.Build();
+  SessionOptions unfused;
+  unfused.use_onednn = false;
+  unfused.optimize = false;
+  auto want = RunSession(*graph, {{"x", x}}, unfused);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  for (int threads : {1, 2}) {
+    SessionOptions fast;
+    fast.threads = threads;
+    auto session = Session::Create(*graph, fast);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto plan = (*session)->Prepare({{"x", sizes}});
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ASSERT_EQ((*plan)->steps.back().registration, "native_qdq_average") << (*plan)->ToString();
+    auto got = (*session)->Run({{"x", x}});
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    const Tensor& a = (*want)[0].second;
+    const Tensor& g = (*got)[0].second;
+    ASSERT_EQ(a.num_elements(), 300);
+    ASSERT_EQ(g.num_elements(), 300);
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      EXPECT_EQ(static_cast<int>(g.data<uint8_t>()[i]), static_cast<int>(a.data<uint8_t>()[i]))
+          << "threads " << threads << " element " << i;
     }
   }
 }

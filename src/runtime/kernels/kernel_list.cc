@@ -30,6 +30,7 @@
   X(NativeReduce)             \
   X(NativeUnary)              \
   X(NativeBatchNorm)          \
+  X(NativeQdqAverage)         \
   X(Reference)
 
 namespace qtune::runtime {
