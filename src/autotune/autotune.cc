@@ -326,8 +326,9 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   auto baseline_files = [&]() -> StatusOr<std::pair<std::string, std::string>> {
     return std::make_pair(rule_path, fp32_path);
   };
-  const std::string baseline_key =
-      "baseline:" + PlacementHash(rule_placement) + ":" + PlacementHash(fp32_placement);
+  const measure::MeasurementKey baseline_key{.step = measure::MeasurementKey::Step::kBaseline,
+                                             .candidate = PlacementHash(rule_placement),
+                                             .reference = PlacementHash(fp32_placement)};
   const double setup_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSIGN_OR_RETURN(Comparison baseline,
@@ -402,20 +403,26 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   auto finals_of = [&](const Placement& best) -> StatusOr<std::vector<Measurer::Request>> {
     RETURN_IF_ERROR(write_model(best, best_path));
     const std::string best_hash = PlacementHash(best);
+    const auto final_key = [&](const std::string& reference) {
+      return measure::MeasurementKey{.step = measure::MeasurementKey::Step::kFinal,
+                                     .candidate = best_hash,
+                                     .reference = reference};
+    };
     return std::vector<Measurer::Request>{
-        {"final:" + best_hash + ":" + fp32_hash, "final", "", files(best_path, fp32_path)},
-        {"final:" + best_hash + ":" + rule_hash, "final", "", files(best_path, rule_path)}};
+        {final_key(fp32_hash), "final", "", files(best_path, fp32_path)},
+        {final_key(rule_hash), "final", "", files(best_path, rule_path)}};
   };
   ASSIGN_OR_RETURN(std::vector<Measurer::Request> finals, finals_of(result.best));
   std::vector<Comparison> final_results;
   if (result.best != start) {
     // The guard's two measurements and the finals of the tuned placement, all at once
     // (with --parallel); when the guard reverts, the finals are measured again for the start.
-    const std::string guard_key =
-        "guard:" + PlacementHash(result.best) + ":" + PlacementHash(start);
+    const measure::MeasurementKey guard_key{.step = measure::MeasurementKey::Step::kGuard,
+                                            .candidate = PlacementHash(result.best),
+                                            .reference = PlacementHash(start)};
     std::vector<Measurer::Request> batch = {
         {guard_key, "guard", "", files(best_path, start_path)},
-        {guard_key + "/again", "guard", "", files(best_path, start_path)}};
+        {guard_key.Repeated(), "guard", "", files(best_path, start_path)}};
     batch.insert(batch.end(), finals.begin(), finals.end());
     ASSIGN_OR_RETURN(std::vector<Comparison> measured, measurer.CompareMany(batch));
     const Comparison& first = measured[0];

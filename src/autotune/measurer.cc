@@ -48,8 +48,9 @@ Measurer::Measurer(measure::Benchmark& benchmark, measure::StateLog& log, Measur
   }
 }
 
-StatusOr<Comparison> Measurer::Compare(const std::string& key, const std::string& pattern,
-                                       const std::string& scheme, const FileWriter& write_files) {
+StatusOr<Comparison> Measurer::Compare(const measure::MeasurementKey& key,
+                                       const std::string& pattern, const std::string& scheme,
+                                       const FileWriter& write_files) {
   const Request request{key, pattern, scheme, write_files};
   ASSIGN_OR_RETURN(std::vector<Comparison> results, CompareMany(std::span(&request, 1)));
   return results.front();
@@ -59,13 +60,14 @@ StatusOr<std::vector<Comparison>> Measurer::CompareMany(std::span<const Request>
   std::vector<Comparison> out(requests.size());
   std::vector<size_t> todo;
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (auto it = replay_ok_.find(requests[i].key); it != replay_ok_.end()) {
+    const std::string key = requests[i].key.ToString();
+    if (auto it = replay_ok_.find(key); it != replay_ok_.end()) {
       ++counters_.replayed;
       out[i] = CompareRounds(it->second.candidate_ms, it->second.reference_ms);
       out[i].replayed = true;
       continue;
     }
-    if (replay_failed_.count(requests[i].key)) ++counters_.retried_from_log;
+    if (replay_failed_.count(key)) ++counters_.retried_from_log;
     todo.push_back(i);
   }
   if (!todo.empty()) RETURN_IF_ERROR(MeasureGroup(requests, todo, out));
@@ -134,7 +136,7 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
         return;
       }
       measure::MeasurementRecord record;
-      record.key = request.key;
+      record.key = request.key.ToString();
       record.pattern = request.pattern;
       record.scheme = request.scheme;
       record.ok = m.ok();
@@ -154,7 +156,7 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
         return;
       }
       ++counters_.measured;
-      replay_ok_[request.key] = record;
+      replay_ok_[record.key] = record;
       c = CompareRounds(m.candidate_ms, m.reference_ms);
     });
     RETURN_IF_ERROR(write_error);

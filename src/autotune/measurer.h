@@ -61,11 +61,12 @@ class Measurer {
   // is called only when a real measurement is needed; it writes the candidate and the
   // reference and returns their paths (candidate, reference; reference may be empty).
   using FileWriter = std::function<StatusOr<std::pair<std::string, std::string>>()>;
-  StatusOr<Comparison> Compare(const std::string& key, const std::string& pattern,
+  StatusOr<Comparison> Compare(const measure::MeasurementKey& key, const std::string& pattern,
                                const std::string& scheme, const FileWriter& write_files);
 
   struct Request {
-    std::string key, pattern, scheme;
+    measure::MeasurementKey key;
+    std::string pattern, scheme;
     FileWriter write_files;
   };
   // Compare() for several pairs at once: the replayed ones come from the log, the others

@@ -155,7 +155,7 @@ struct Searcher::Proposal {
   SchemeResult entry;
   bool measure = false;
   Placement candidate;
-  std::string key;  // candidate hash : incumbent hash
+  measure::MeasurementKey key;  // the candidate against the incumbent
   Comparison first;
 };
 
@@ -191,7 +191,7 @@ StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(PatternState& stat
   }
   p.measure = true;
   ++state.measured;
-  p.key = PlacementHash(p.candidate) + ":" + incumbent.hash;
+  p.key = {.candidate = PlacementHash(p.candidate), .reference = incumbent.hash};
   return std::optional<Proposal>(std::move(p));
 }
 
@@ -317,7 +317,7 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
   // 4. The wins confirmed, and (two or more) all of them together measured twice, at once.
   std::vector<Measurer::Request> confirm;
   for (auto& [state, p] : best_win) {
-    confirm.push_back({p->key + "/confirm", states[state].pattern->id, p->entry.scheme,
+    confirm.push_back({p->key.Repeated(), states[state].pattern->id, p->entry.scheme,
                        Writer(p->candidate, static_cast<int>(confirm.size()), incumbent.path)});
   }
   CombinedReport together;
@@ -328,8 +328,9 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
       together.parts.push_back(states[state].pattern->id + ":" + p->entry.scheme);
     }
     together.result.scheme = fmt::format("{}", fmt::join(together.parts, "+"));
-    const std::string key = PlacementHash(combined) + ":" + incumbent.hash;
-    for (const std::string& k : {key, key + "/confirm"}) {
+    const measure::MeasurementKey key{.candidate = PlacementHash(combined),
+                                      .reference = incumbent.hash};
+    for (const measure::MeasurementKey& k : {key, key.Repeated()}) {
       confirm.push_back({k, "combined", together.result.scheme,
                          Writer(combined, static_cast<int>(confirm.size()), incumbent.path)});
     }
@@ -457,11 +458,12 @@ Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
         continue;
       }
     }
-    const std::string key = PlacementHash(candidate) + ":" + incumbent.hash;
+    const measure::MeasurementKey key{.candidate = PlacementHash(candidate),
+                                      .reference = incumbent.hash};
     // Measured twice at once; both must win (as a confirmed win).
     const Measurer::Request pair[] = {
         {key, "combined", entry.scheme, Writer(candidate, 0, incumbent.path)},
-        {key + "/confirm", "combined", entry.scheme, Writer(candidate, 1, incumbent.path)}};
+        {key.Repeated(), "combined", entry.scheme, Writer(candidate, 1, incumbent.path)}};
     ASSIGN_OR_RETURN(std::vector<Comparison> both, measurer_.CompareMany(pair));
     const Comparison& first = both[0];
     entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";

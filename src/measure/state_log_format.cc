@@ -9,6 +9,16 @@
 #include "core/sha256.h"
 
 namespace qtune::measure {
+
+std::string MeasurementKey::ToString() const {
+  const char* step_prefix = step == Step::kBaseline ? "baseline:"
+                            : step == Step::kGuard  ? "guard:"
+                            : step == Step::kFinal  ? "final:"
+                                                    : "";
+  const char* suffix = !repeat ? "" : step == Step::kGuard ? "/again" : "/confirm";
+  return step_prefix + candidate + ":" + reference + suffix;
+}
+
 namespace {
 
 using Json = nlohmann::json;

@@ -39,8 +39,31 @@ struct StateHeader {
   std::string Id() const;
 };
 
-// One finished measurement. `key` identifies what was measured (the candidate and the
-// reference it was measured against); replay looks results up by key.
+// What one autotune measurement measured: the candidate's and the reference's content keys
+// (placement hashes), the step of the search it serves, and whether it repeats an earlier
+// one. Its text is a record's `key` (docs/formats/autotune-state.md), the same text for the
+// same content, so a rerun finds what was measured before:
+//   search "<candidate>:<reference>", its confirmation "<candidate>:<reference>/confirm",
+//   the other steps "<step>:<candidate>:<reference>" (baseline, guard, final); the guard's
+//   second measurement ends in "/again".
+struct MeasurementKey {
+  enum class Step { kSearch, kBaseline, kGuard, kFinal };
+  Step step = Step::kSearch;
+  std::string candidate;
+  std::string reference;
+  bool repeat =
+      false;  // the second measurement of the same pair ("/confirm"; the guard's "/again")
+
+  MeasurementKey Repeated() const {
+    MeasurementKey k = *this;
+    k.repeat = true;
+    return k;
+  }
+  std::string ToString() const;
+};
+
+// One finished measurement. `key` identifies what was measured (MeasurementKey::ToString
+// for autotune, tune::RowMeasurementKey for tune); replay looks results up by key.
 struct MeasurementRecord {
   std::string key;
   std::string pattern;  // pattern id, or "baseline" / "final"; tune: the candidate

@@ -542,5 +542,19 @@ TEST_F(StateLogTest, KillNineAtARandomMomentLosesAtMostTheRecordInFlight) {
   EXPECT_GT(acked, 0);
 }
 
+// The key texts are what logs written before MeasurementKey hold: a rerun must find them.
+TEST(MeasurementKeyTest, TextIsTheStateLogsKeyFormat) {
+  using Step = MeasurementKey::Step;
+  const MeasurementKey search{.candidate = "c1", .reference = "r1"};
+  EXPECT_EQ(search.ToString(), "c1:r1");
+  EXPECT_EQ(search.Repeated().ToString(), "c1:r1/confirm");
+  EXPECT_FALSE(search.repeat);  // Repeated() returns a copy
+  EXPECT_EQ((MeasurementKey{Step::kBaseline, "rule", "fp32"}).ToString(), "baseline:rule:fp32");
+  EXPECT_EQ((MeasurementKey{Step::kFinal, "best", "fp32"}).ToString(), "final:best:fp32");
+  const MeasurementKey guard{Step::kGuard, "best", "start"};
+  EXPECT_EQ(guard.ToString(), "guard:best:start");
+  EXPECT_EQ(guard.Repeated().ToString(), "guard:best:start/again");
+}
+
 }  // namespace
 }  // namespace qtune::measure
