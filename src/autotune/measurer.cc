@@ -89,6 +89,8 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
   for (size_t i : todo) {
     measure::MeasureRequest m;
     m.rounds = options_.rounds;
+    m.candidate_plan = requests[i].candidate_plan;
+    m.reference_plan = requests[i].reference_plan;
     m.prepare = [this, &requests, &paths, &write_failed, &write_error,
                  i]() -> std::pair<std::string, std::string> {
       if (!paths[i].has_value()) {

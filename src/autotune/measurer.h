@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -68,6 +69,9 @@ class Measurer {
     measure::MeasurementKey key;
     std::string pattern, scheme;
     FileWriter write_files;
+    // The same candidate and reference as plans (MeasureRequest::candidate_plan): a back
+    // end whose measurers build plans never calls write_files.
+    std::optional<measure::PlannedModel> candidate_plan, reference_plan;
   };
   // Compare() for several pairs at once: the replayed ones come from the log, the others
   // go to Benchmark::MeasureMany together, at most max_in_flight measuring at a time, each

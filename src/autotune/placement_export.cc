@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/sha256.h"
-#include "quant/export_qdq.h"
+#include "measure/planned_model.h"
 #include "quant/placement_rules.h"
 
 namespace qtune::autotune {
@@ -127,10 +127,8 @@ quant::QuantPlan PlacementExporter::PlanFor(const Placement& placement) const {
 }
 
 StatusOr<std::unique_ptr<ir::Graph>> PlacementExporter::Export(const Placement& placement) const {
-  std::unique_ptr<ir::Graph> graph = in_.float_graph->Clone();
-  quant::ExportOptions options;
-  auto report = quant::ExportQdq(*graph, PlanFor(placement), options);
-  if (!report.ok()) return report.status().WithContext("autotune: exporting a candidate placement");
+  auto graph = measure::ExportPlannedModel(*in_.float_graph, PlanFor(placement));
+  if (!graph.ok()) return graph.status().WithContext("autotune: exporting a candidate placement");
   return graph;
 }
 

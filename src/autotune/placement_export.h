@@ -60,8 +60,11 @@ class PlacementExporter {
   // (never calibrated, or dead: amax <= 0 or not finite) is left out.
   quant::QuantPlan PlanFor(const Placement& placement) const;
 
-  // The QDQ model of `placement` (a clone of the float graph with PlanFor exported).
+  // The QDQ model of `placement`: measure::ExportPlannedModel of PlanFor onto the float
+  // graph, so a worker building the same plan writes the same model.
   StatusOr<std::unique_ptr<ir::Graph>> Export(const Placement& placement) const;
+
+  const ir::Graph& float_graph() const { return *in_.float_graph; }
 
   // Whether a point can be quantized (its tensor has a usable range).
   bool Quantizable(const ResolvedPoint& point) const;

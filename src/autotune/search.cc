@@ -96,18 +96,27 @@ Searcher::Searcher(const PlacementExporter& exporter, Measurer& measurer,
       patterns_(std::move(patterns)),
       options_(std::move(options)) {}
 
-std::string Searcher::PlanKey(const Placement& placement) const {
+std::string Searcher::PlanText(const Placement& placement) const {
   // The quantization plan (sites, configs, calibrated ranges) is what the exported model
   // is made of: equal plans export equal models. No compile, no export.
-  return Sha256Hex(quant::PlanToJsonText(exporter_.PlanFor(placement))).substr(0, 16);
+  return quant::PlanToJsonText(exporter_.PlanFor(placement));
 }
 
-Measurer::FileWriter Searcher::Writer(const Placement& candidate, int slot,
-                                      const std::string& reference) const {
+std::string Searcher::PlanKey(const Placement& placement) const {
+  return Sha256Hex(PlanText(placement)).substr(0, 16);
+}
+
+Measurer::Request Searcher::MakeRequest(const measure::MeasurementKey& key,
+                                        const std::string& pattern, const std::string& scheme,
+                                        const Placement& candidate, int slot,
+                                        const Incumbent& incumbent) const {
   const std::string path =
       (fs::path(options_.work_dir) / "candidates" / std::to_string(slot) / "candidate.onnx")
           .string();
-  return [this, candidate, path, reference]() -> StatusOr<std::pair<std::string, std::string>> {
+  Measurer::Request request{key, pattern, scheme};
+  request.write_files = [this, candidate, path,
+                         reference =
+                             incumbent.path]() -> StatusOr<std::pair<std::string, std::string>> {
     ASSIGN_OR_RETURN(auto graph, exporter_.Export(candidate));
     ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(*graph));
     std::error_code ec;
@@ -115,6 +124,9 @@ Measurer::FileWriter Searcher::Writer(const Placement& candidate, int slot,
     RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
     return std::make_pair(path, reference);
   };
+  request.candidate_plan = measure::PlannedModel{base_path_, PlanText(candidate)};
+  request.reference_plan = measure::PlannedModel{base_path_, incumbent.plan_text};
+  return request;
 }
 
 StatusOr<Searcher::Incumbent> Searcher::MakeIncumbent(Placement placement, bool adopted) {
@@ -122,7 +134,8 @@ StatusOr<Searcher::Incumbent> Searcher::MakeIncumbent(Placement placement, bool 
   inc.placement = std::move(placement);
   inc.hash = PlacementHash(inc.placement);
   inc.path = (fs::path(options_.work_dir) / "models" / (inc.hash + ".onnx")).string();
-  inc.plan_key = PlanKey(inc.placement);
+  inc.plan_text = PlanText(inc.placement);
+  inc.plan_key = Sha256Hex(inc.plan_text).substr(0, 16);
   if (!fs::exists(inc.path) || (adopted && options_.on_new_best)) {
     ASSIGN_OR_RETURN(auto graph, exporter_.Export(inc.placement));
     if (!fs::exists(inc.path)) {
@@ -203,6 +216,12 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
   SearchResult result;
   std::error_code ec;
   fs::create_directories(fs::path(options_.work_dir) / "models", ec);
+  // The float model every plan applies to, for back ends that build candidates from plans.
+  base_path_ = (fs::path(options_.work_dir) / "models" / "float.onnx").string();
+  {
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(exporter_.float_graph()));
+    RETURN_IF_ERROR(WriteFileAtomic(base_path_, bytes));
+  }
   ASSIGN_OR_RETURN(Incumbent incumbent, MakeIncumbent(std::move(start), false));
   std::vector<PatternState> states;
   int64_t total = 0;
@@ -285,8 +304,8 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
   std::vector<Measurer::Request> requests;
   for (Proposal& p : batch) {
     if (!p.measure) continue;
-    requests.push_back({p.key, states[p.state].pattern->id, p.entry.scheme,
-                        Writer(p.candidate, static_cast<int>(requests.size()), incumbent.path)});
+    requests.push_back(MakeRequest(p.key, states[p.state].pattern->id, p.entry.scheme, p.candidate,
+                                   static_cast<int>(requests.size()), incumbent));
   }
   result.tuner_propose_s +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - proposing).count();
@@ -317,8 +336,8 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
   // 4. The wins confirmed, and (two or more) all of them together measured twice, at once.
   std::vector<Measurer::Request> confirm;
   for (auto& [state, p] : best_win) {
-    confirm.push_back({p->key.Repeated(), states[state].pattern->id, p->entry.scheme,
-                       Writer(p->candidate, static_cast<int>(confirm.size()), incumbent.path)});
+    confirm.push_back(MakeRequest(p->key.Repeated(), states[state].pattern->id, p->entry.scheme,
+                                  p->candidate, static_cast<int>(confirm.size()), incumbent));
   }
   CombinedReport together;
   Placement combined = incumbent.placement;
@@ -331,8 +350,8 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     const measure::MeasurementKey key{.candidate = PlacementHash(combined),
                                       .reference = incumbent.hash};
     for (const measure::MeasurementKey& k : {key, key.Repeated()}) {
-      confirm.push_back({k, "combined", together.result.scheme,
-                         Writer(combined, static_cast<int>(confirm.size()), incumbent.path)});
+      confirm.push_back(MakeRequest(k, "combined", together.result.scheme, combined,
+                                    static_cast<int>(confirm.size()), incumbent));
     }
   }
   ASSIGN_OR_RETURN(std::vector<Comparison> confirmed, measurer_.CompareMany(confirm));
@@ -462,8 +481,8 @@ Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
                                       .reference = incumbent.hash};
     // Measured twice at once; both must win (as a confirmed win).
     const Measurer::Request pair[] = {
-        {key, "combined", entry.scheme, Writer(candidate, 0, incumbent.path)},
-        {key.Repeated(), "combined", entry.scheme, Writer(candidate, 1, incumbent.path)}};
+        MakeRequest(key, "combined", entry.scheme, candidate, 0, incumbent),
+        MakeRequest(key.Repeated(), "combined", entry.scheme, candidate, 1, incumbent)};
     ASSIGN_OR_RETURN(std::vector<Comparison> both, measurer_.CompareMany(pair));
     const Comparison& first = both[0];
     entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";

@@ -134,17 +134,22 @@ class Searcher {
  private:
   struct Incumbent {
     Placement placement;
-    std::string hash, path, plan_key;
+    std::string hash, path, plan_text, plan_key;
   };
   struct PatternState;
   struct Proposal;
   // The incumbent of `placement` (its model file written once); `adopted`: calls
   // on_new_best with its QDQ model.
   StatusOr<Incumbent> MakeIncumbent(Placement placement, bool adopted);
+  // quant::PlanToJsonText of `placement`'s plan, and the first 16 hex digits of its SHA-256.
+  std::string PlanText(const Placement& placement) const;
   std::string PlanKey(const Placement& placement) const;
-  // Writes `candidate`'s model to candidates/<slot>/candidate.onnx when called.
-  Measurer::FileWriter Writer(const Placement& candidate, int slot,
-                              const std::string& reference) const;
+  // A request to measure `candidate` against `incumbent`: as plans onto models/float.onnx
+  // for back ends that build them, else as files (the candidate written to
+  // candidates/<slot>/candidate.onnx when the back end asks for it).
+  Measurer::Request MakeRequest(const measure::MeasurementKey& key, const std::string& pattern,
+                                const std::string& scheme, const Placement& candidate, int slot,
+                                const Incumbent& incumbent) const;
   // The next proposal of `state` (pattern `index`); nullopt when its generator is done.
   StatusOr<std::optional<Proposal>> Propose(PatternState& state, size_t index,
                                             const Incumbent& incumbent);
@@ -160,6 +165,7 @@ class Searcher {
   std::vector<PatternInfo> patterns_;
   SearchOptions options_;
   std::vector<double> noises_;
+  std::string base_path_;  // models/float.onnx, written by Run()
 };
 
 // Scheme text of `placement` on region `region` of `pattern` ("1" = point quantized).

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -39,6 +40,15 @@ std::string FailureKindName(FailureKind kind, int exit_code = 0);
 // recorded, and retried only on the next warm restart.
 bool IsTransient(FailureKind kind);
 
+// A model named by a float model file and the quantization plan to export onto it
+// (planned_model.h), instead of an exported file: the autotuner's candidates. A back end
+// whose measurers can build it themselves (Redis workers that announce it) ships the plan,
+// kilobytes, and the float model once; the others call `prepare` for the files.
+struct PlannedModel {
+  std::string base_path;  // the float model, the same file for every candidate of a run
+  std::string plan_json;  // quant::PlanToJsonText of the plan
+};
+
 struct MeasureRequest {
   std::string candidate_path;
   std::string reference_path;  // empty: measure the candidate alone
@@ -53,6 +63,10 @@ struct MeasureRequest {
   // next candidate while the others are measured. An error answers the request
   // kUnparsable with its message (the caller, who made the error, knows what it was).
   std::function<std::pair<std::string, std::string>()> prepare;
+  // When set: the candidate (and, when reference_plan is set, the reference; otherwise
+  // none) as plans. `prepare` must still give the same models as files, for back ends
+  // that do not build plans.
+  std::optional<PlannedModel> candidate_plan, reference_plan;
 };
 
 struct Measurement {

@@ -1,24 +1,20 @@
 #include "measure/benchmark_redis.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <random>
 #include <thread>
 
-#include "core/file_io.h"
 #include "core/logging.h"
-#include "core/sha256.h"
-#include "measure/model_blobs.h"
 
 namespace qtune::measure {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kModelTtlS = 86400;
 
 Measurement Failure(FailureKind kind, std::string detail) {
   Measurement m;
@@ -53,6 +49,7 @@ RedisBenchmark::RedisBenchmark(RedisBenchmarkOptions options, RedisKeys keys, Re
     : options_(std::move(options)),
       keys_(std::move(keys)),
       client_(std::move(url)),
+      uploader_(client_, keys_),
       tuner_id_(MakeTunerId()) {}
 
 RedisBenchmark::~RedisBenchmark() {
@@ -121,6 +118,9 @@ StatusOr<std::map<std::string, WorkerHeartbeat>> RedisBenchmark::LiveWorkers() {
     }
   } while (cursor != "0");
   workers_live_ = static_cast<int>(workers.size());
+  workers_build_plans_ =
+      !workers.empty() && std::all_of(workers.begin(), workers.end(),
+                                      [](const auto& w) { return w.second.builds_plans; });
   workers_seen_ = std::max(workers_seen_, workers_live_);
   return workers;
 }
@@ -147,70 +147,6 @@ Status RedisBenchmark::ChooseMachine(const std::map<std::string, WorkerHeartbeat
     }
   }
   if (!options_.allow_mixed_workers) required_machine_ = machine;
-  return Status::Ok();
-}
-
-std::optional<RedisBenchmark::FileIdentity> RedisBenchmark::IdentityOf(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileIdentity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-                      static_cast<int64_t>(st.st_size),
-                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
-}
-
-StatusOr<std::string> RedisBenchmark::Upload(const std::string& path) {
-  if (uploaded_on_connect_ != client_.connects()) {
-    uploaded_.clear();  // a new connection: the server may have restarted without the data
-    uploaded_blobs_.clear();
-    uploaded_on_connect_ = client_.connects();
-  }
-  // The same file as last time (same inode, size and modification time: files are
-  // replaced by rename, never rewritten in place) has the same SHA-256: the incumbent is
-  // not read and hashed again for every job.
-  const std::optional<FileIdentity> identity = IdentityOf(path);
-  auto it = uploaded_.find(path);
-  if (it != uploaded_.end() && identity.has_value() && it->second.identity == *identity) {
-    bool all_there = true;
-    for (const std::string& blob : it->second.blobs) {
-      ASSIGN_OR_RETURN(RedisReply r,
-                       client_.Command({"EXPIRE", keys_.blob(blob), std::to_string(kModelTtlS)}));
-      all_there = all_there && r.integer == 1;
-    }
-    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"EXPIRE", keys_.model(it->second.sha),
-                                                    std::to_string(kModelTtlS)}));
-    if (all_there && r.integer == 1) return it->second.sha;
-  }
-  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  // Big tensors become blobs named by their SHA-256; each is uploaded once (model_blobs.h).
-  SplitModel split = SplitModelBytes(std::move(bytes));
-  RETURN_IF_ERROR(UploadBlobs(split.blobs));  // before the skeleton that names them
-  ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SET", keys_.model(split.sha256), split.bytes,
-                                                  "EX", std::to_string(kModelTtlS)}));
-  bytes_uploaded_ += static_cast<int64_t>(split.bytes.size());
-  ++models_uploaded_;
-  // Read after the bytes: a file replaced meanwhile gets a new identity, never the old sha.
-  if (identity.has_value() && IdentityOf(path) == identity) {
-    Uploaded& u = uploaded_[path];
-    u = Uploaded{*identity, split.sha256, {}};
-    for (const auto& [sha, blob] : split.blobs) u.blobs.push_back(sha);
-  } else {
-    uploaded_.erase(path);
-  }
-  return split.sha256;
-}
-
-Status RedisBenchmark::UploadBlobs(const std::vector<std::pair<std::string, std::string>>& blobs) {
-  for (const auto& [sha, bytes] : blobs) {
-    if (uploaded_blobs_.count(sha)) {
-      ASSIGN_OR_RETURN(RedisReply r,
-                       client_.Command({"EXPIRE", keys_.blob(sha), std::to_string(kModelTtlS)}));
-      if (r.integer == 1) continue;  // still there
-    }
-    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"SET", keys_.blob(sha), bytes, "EX",
-                                                    std::to_string(kModelTtlS)}));
-    uploaded_blobs_.insert(sha);
-    bytes_uploaded_ += static_cast<int64_t>(bytes.size());
-  }
   return Status::Ok();
 }
 
@@ -366,16 +302,29 @@ Status RedisBenchmark::SubmitAll(std::span<const MeasureRequest> requests,
       ++it;
       continue;
     }
-    if (!f.paths.has_value()) {  // the files, written now (once) if the caller defers them
-      const MeasureRequest prepared = Prepared(requests[f.index]);
+    const MeasureRequest& request = requests[f.index];
+    // A plan when every worker builds them (kilobytes), else the files, written now (once).
+    const bool planned = request.candidate_plan.has_value() && workers_build_plans_;
+    if (!planned && !f.paths.has_value()) {
+      const MeasureRequest prepared = Prepared(request);
       f.paths.emplace(prepared.candidate_path, prepared.reference_path);
     }
     Status s = [&]() -> Status {
-      if (f.paths->first.empty()) return InvalidArgumentError("the candidate was not written");
       const auto started = Clock::now();
-      ASSIGN_OR_RETURN(f.job.candidate_sha256, Upload(f.paths->first));
-      if (!f.paths->second.empty()) {
-        ASSIGN_OR_RETURN(f.job.reference_sha256, Upload(f.paths->second));
+      f.job.candidate_planned = f.job.reference_planned = planned;
+      f.job.reference_sha256.clear();
+      if (planned) {
+        ASSIGN_OR_RETURN(f.job.candidate_sha256, uploader_.Plan(*request.candidate_plan));
+        if (request.reference_plan.has_value()) {
+          ASSIGN_OR_RETURN(f.job.reference_sha256, uploader_.Plan(*request.reference_plan));
+        }
+        f.job.reference_planned = request.reference_plan.has_value();
+      } else {
+        if (f.paths->first.empty()) return InvalidArgumentError("the candidate was not written");
+        ASSIGN_OR_RETURN(f.job.candidate_sha256, uploader_.Model(f.paths->first));
+        if (!f.paths->second.empty()) {
+          ASSIGN_OR_RETURN(f.job.reference_sha256, uploader_.Model(f.paths->second));
+        }
       }
       transfer_s_ += std::chrono::duration<double>(Clock::now() - started).count();
       if (!f.entry_id.empty()) {  // submitted before the connection was lost
@@ -484,10 +433,11 @@ std::string RedisBenchmark::Describe() const {
     workers += fmt::format("{}{} {} jobs", workers.empty() ? "" : ", ", name, s.jobs);
     if (span > 0 && s.jobs > 1) workers += fmt::format(" {:.2f}/s", (s.jobs - 1) / span);
   }
-  return fmt::format("redis {} queue {} ({} workers seen{}{}; uploaded {:.1f} MB for {} models)",
-                     client_.url().Redacted(), options_.queue,
-                     std::max<size_t>(workers_seen_, worker_stats_.size()),
-                     workers.empty() ? "" : ": ", workers, bytes_uploaded_ / 1e6, models_uploaded_);
+  return fmt::format(
+      "redis {} queue {} ({} workers seen{}{}; uploaded {:.1f} MB for {} models and {} plans)",
+      client_.url().Redacted(), options_.queue,
+      std::max<size_t>(workers_seen_, worker_stats_.size()), workers.empty() ? "" : ": ", workers,
+      uploader_.bytes() / 1e6, uploader_.models(), uploader_.plans());
 }
 
 std::string MeasuringMachine(const Benchmark& benchmark, int threads) {

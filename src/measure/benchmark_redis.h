@@ -1,9 +1,11 @@
 // RedisBenchmark: measures on `qtune worker`s reached through Redis Streams
 // (redis_protocol.h, docs/workers.md). MeasureMany() uploads each candidate and reference
-// once (by SHA-256), puts one job per request on the queue's stream, at most
+// once (by SHA-256; redis_upload.h), puts one job per request on the queue's stream, at most
 // max_in_flight() at a time (the next one, its files written only then, as soon as a result
-// frees a place), and collects the results from this tuner's own results stream by job id, as they
-// come: with W workers, W jobs are measured at the same time. Results carry the job id: one that
+// frees a place), and collects the results from this tuner's own results stream by job id,
+// as they come: with W workers, W jobs are measured at the same time. A request with a
+// candidate_plan goes as its plan when every live worker builds plans (planned_model.h):
+// its files are never written. Results carry the job id: one that
 // arrives twice or late is ignored, so nothing is counted twice. Measure() is MeasureMany()
 // of one.
 //
@@ -38,6 +40,7 @@
 #include "measure/benchmark.h"
 #include "measure/redis_client.h"
 #include "measure/redis_protocol.h"
+#include "measure/redis_upload.h"
 
 namespace qtune::measure {
 
@@ -72,9 +75,13 @@ class RedisBenchmark : public Benchmark {
   // yet of the last batch handed to MeasureMany, each worker's measurements per second.
   std::string ProgressNote() const override;
   double transfer_seconds() const override { return transfer_s_; }
-  // Bytes SET in Redis (skeletons and blobs) and models uploaded, since Create().
-  int64_t bytes_uploaded() const { return bytes_uploaded_; }
-  int64_t models_uploaded() const { return models_uploaded_; }
+  // Bytes SET in Redis (skeletons, blobs, plans), models and plans uploaded, since Create().
+  int64_t bytes_uploaded() const { return uploader_.bytes(); }
+  int64_t models_uploaded() const { return uploader_.models(); }
+  int64_t plans_uploaded() const { return uploader_.plans(); }
+  // Whether every live worker builds planned models (at the last look): requests with a
+  // candidate_plan are then shipped as plans.
+  bool workers_build_plans() const { return workers_build_plans_; }
 
   // The machine every result must come from ("" with allow_mixed_workers).
   const std::string& required_machine() const { return required_machine_; }
@@ -84,12 +91,6 @@ class RedisBenchmark : public Benchmark {
   // Heartbeats of the live workers, by name (unreadable ones are skipped with a warning).
   StatusOr<std::map<std::string, WorkerHeartbeat>> LiveWorkers();
   Status ChooseMachine(const std::map<std::string, WorkerHeartbeat>& workers);
-  // Puts the model under its SHA-256 (once per connection), returns the SHA: its skeleton
-  // (model_blobs.h) as model:<sha>, and each big tensor not uploaded on this connection yet
-  // as blob:<sha> (the others' TTL refreshed).
-  StatusOr<std::string> Upload(const std::string& path);
-  // SET (or EXPIRE, when uploaded on this connection) blob:<sha> of each blob.
-  Status UploadBlobs(const std::vector<std::pair<std::string, std::string>>& blobs);
   // Puts `job` on the jobs stream; returns its entry id.
   StatusOr<std::string> Submit(const Job& job);
   Job MakeJob(const MeasureRequest& request);
@@ -115,25 +116,10 @@ class RedisBenchmark : public Benchmark {
   RedisBenchmarkOptions options_;
   RedisKeys keys_;
   RedisClient client_;
+  RedisUploader uploader_;
   std::string tuner_id_;
   std::string required_machine_;
   std::set<std::string> refused_workers_;  // warned about once
-  struct FileIdentity {
-    uint64_t device = 0, inode = 0;
-    int64_t size = 0, mtime_ns = 0;
-    bool operator==(const FileIdentity&) const = default;
-  };
-  static std::optional<FileIdentity> IdentityOf(const std::string& path);
-  struct Uploaded {
-    FileIdentity identity;
-    std::string sha;
-    std::vector<std::string> blobs;  // the SHA-256s its skeleton names
-  };
-  std::map<std::string, Uploaded> uploaded_;  // path -> what was uploaded this connection
-  std::set<std::string> uploaded_blobs_;      // blob SHA-256s uploaded this connection
-  int64_t bytes_uploaded_ = 0;
-  int64_t models_uploaded_ = 0;
-  int uploaded_on_connect_ = -1;  // client_.connects() when uploaded_ was filled
   std::string last_result_id_ = "0-0";
   int64_t next_job_ = 0;
   struct WorkerStats {
@@ -143,6 +129,7 @@ class RedisBenchmark : public Benchmark {
   std::map<std::string, WorkerStats> worker_stats_;
   int workers_seen_ = 0;
   int workers_live_ = 0;  // at the last look
+  bool workers_build_plans_ = false;
   int in_flight_ = 0;
   int batch_size_ = 0;     // of the last MeasureMany
   double transfer_s_ = 0;  // reading, hashing and uploading files

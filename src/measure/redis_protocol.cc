@@ -116,7 +116,9 @@ StreamFields EncodeJob(const Job& job) {
           {"seed", std::to_string(job.seed)},
           {"shapes", DumpJson(shapes)},
           {"machine", job.machine},
-          {"candidate_bf16", job.candidate_bf16 ? "1" : "0"}};
+          {"candidate_bf16", job.candidate_bf16 ? "1" : "0"},
+          {"candidate_kind", job.candidate_planned ? "plan" : "model"},
+          {"reference_kind", job.reference_planned ? "plan" : "model"}};
 }
 
 StatusOr<Job> ParseJob(const StreamFields& fields, const RedisKeys& keys) {
@@ -190,6 +192,18 @@ StatusOr<Job> ParseJob(const StreamFields& fields, const RedisKeys& keys) {
       return InvalidArgumentError("field 'candidate_bf16' must be 0 or 1");
     }
     job.candidate_bf16 = *bf16 == "1";
+  }
+  for (auto [name, planned] : {std::pair{"candidate_kind", &job.candidate_planned},
+                               std::pair{"reference_kind", &job.reference_planned}}) {
+    const std::string* kind = FindField(fields, name);
+    if (kind == nullptr) continue;
+    if (*kind != "model" && *kind != "plan") {
+      return InvalidArgumentError(std::string("field '") + name + "' must be model or plan");
+    }
+    *planned = *kind == "plan";
+  }
+  if (job.reference_planned && job.reference_sha256.empty()) {
+    return InvalidArgumentError("field 'reference_kind' is plan but there is no reference");
   }
   return job;
 }
@@ -271,7 +285,8 @@ std::string EncodeHeartbeat(const WorkerHeartbeat& h) {
                                  {"isa", h.machine.isa},
                                  {"threads", h.machine.threads},
                                  {"jobs", h.jobs},
-                                 {"busy_s", h.busy_s}});
+                                 {"busy_s", h.busy_s},
+                                 {"builds_plans", h.builds_plans}});
 }
 
 StatusOr<WorkerHeartbeat> ParseHeartbeat(const std::string& text) {
@@ -290,6 +305,7 @@ StatusOr<WorkerHeartbeat> ParseHeartbeat(const std::string& text) {
     h.machine.threads = j.at("threads").get<int>();
     h.jobs = j.at("jobs").get<int64_t>();
     h.busy_s = j.at("busy_s").get<double>();
+    h.builds_plans = j.value("builds_plans", false);  // absent: a worker of before plans
   } catch (const std::exception&) {
     return bad();
   }

@@ -6,6 +6,9 @@
 //   <p>model:<sha256>      the bytes of a model a job names (SET NX with a TTL): a model is
 //                          uploaded once, not once per job; a model with big tensors is
 //                          a skeleton naming them by SHA-256 (measure/model_blobs.h)
+//   <p>plan:<sha256>       a planned-model document (measure/planned_model.h: a float
+//                          model's SHA-256 and a quantization plan; SET with a TTL),
+//                          which a worker builds into the model it measures
 //   <p>blob:<sha256>       the raw bytes of one big tensor a skeleton names (SET with a
 //                          TTL): uploaded once per tuner connection, shared by candidates
 //   <p>results:<tuner>     stream of results for one tuner (its id, chosen at start)
@@ -19,7 +22,10 @@
 //                warmup, timeout_s, seed, shapes (JSON {"input": [sizes]}), machine (the
 //                fingerprint the measuring worker must have; "" = any); optional:
 //                candidate_bf16 ("1": the candidate computes Conv/MatMul/Gemm in bf16,
-//                MeasureRequest::candidate_bf16; absent or "0": not).
+//                MeasureRequest::candidate_bf16; absent or "0": not), candidate_kind and
+//                reference_kind ("plan": the SHA-256 names <p>plan:<sha256>, built by the
+//                worker; absent or "model": <p>model:<sha256>). A tuner sends plans only
+//                when every live worker's heartbeat has "builds_plans": true.
 // Result fields: v=1, job, worker, machine, kind ("none", "timeout", "crash", "exit",
 //                "unparsable", "build", "connection"), exit_code, detail, candidate_ms
 //                and reference_ms (JSON arrays, one median per round).
@@ -52,6 +58,7 @@ class RedisKeys {
   std::string dead() const { return prefix_ + "dead"; }
   std::string model(const std::string& sha256) const { return prefix_ + "model:" + sha256; }
   std::string blob(const std::string& sha256) const { return prefix_ + "blob:" + sha256; }
+  std::string plan(const std::string& sha256) const { return prefix_ + "plan:" + sha256; }
   std::string results(const std::string& tuner) const { return prefix_ + "results:" + tuner; }
   std::string worker(const std::string& name) const { return prefix_ + "worker:" + name; }
   std::string worker_pattern() const { return prefix_ + "worker:*"; }
@@ -72,6 +79,8 @@ struct Job {
   std::map<std::string, std::vector<int64_t>> shapes;
   std::string machine;  // required worker fingerprint; empty: any
   bool candidate_bf16 = false;
+  // The SHA-256s name planned-model documents (<p>plan:), not models.
+  bool candidate_planned = false, reference_planned = false;
 };
 StreamFields EncodeJob(const Job& job);
 // InvalidArgument naming the first bad field. The reply key is checked against `keys`.
@@ -101,8 +110,9 @@ struct WorkerHeartbeat {
   std::string name, host;
   int64_t pid = 0;
   MachineInfo machine;
-  int64_t jobs = 0;   // jobs answered
-  double busy_s = 0;  // time spent measuring
+  int64_t jobs = 0;           // jobs answered
+  double busy_s = 0;          // time spent measuring
+  bool builds_plans = false;  // takes jobs whose candidate_kind is "plan"
 };
 std::string EncodeHeartbeat(const WorkerHeartbeat& heartbeat);
 StatusOr<WorkerHeartbeat> ParseHeartbeat(const std::string& json);

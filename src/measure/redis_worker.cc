@@ -13,16 +13,14 @@
 #include <set>
 #include <thread>
 
-#include "core/file_io.h"
 #include "core/json_limits.h"
 #include "core/logging.h"
-#include "core/sha256.h"
 #include "measure/benchmark_command.h"
 #include "measure/benchmark_inprocess.h"
-#include "measure/model_blobs.h"
 #include "measure/redis_client.h"
 #include "measure/redis_protocol.h"
 #include "measure/worker_model_cache.h"
+#include "measure/worker_models.h"
 
 namespace qtune::measure {
 namespace {
@@ -75,9 +73,6 @@ class Worker {
   // Errors are connection problems: the job is left pending (reclaimed later).
   Status Handle(const StreamEntry& entry);
   StatusOr<Measurement> MeasureJob(const Job& job);
-  // The cached path of model `sha256` (fetched when missing), its blobs (model_blobs.h)
-  // fetched and verified next to it and added to `blobs`.
-  StatusOr<std::string> FetchModel(const std::string& sha256, std::set<std::string>& blobs);
   // A job for another machine: back on the stream, or to the dead-letter stream
   // (job_requeue.h).
   Status PutBack(const StreamEntry& entry, const Job& job);
@@ -96,6 +91,7 @@ class Worker {
   SharedState shared_;
   std::atomic<bool> stop_heartbeat_{false};
   std::optional<WorkerModelCache> cache_;  // opened by Run()
+  std::optional<WorkerModels> models_;     // over cache_, made by Run()
   std::unique_ptr<Benchmark> benchmark_;
   std::string benchmark_key_;
 };
@@ -103,7 +99,7 @@ class Worker {
 void Worker::HeartbeatLoop() {
   RedisClient client(url_);
   const int ttl_s = std::max(5, static_cast<int>(3 * options_.heartbeat_s + 0.999));
-  WorkerHeartbeat h{name_, HostName(), getpid(), machine_, 0, 0};
+  WorkerHeartbeat h{name_, HostName(), getpid(), machine_, 0, 0, /*builds_plans=*/true};
   while (!stop_heartbeat_.load()) {
     std::string entry;
     {
@@ -287,49 +283,6 @@ Status Worker::PutBack(const StreamEntry& entry, const Job& job) {
   return Status::Ok();
 }
 
-StatusOr<std::string> Worker::FetchModel(const std::string& sha256, std::set<std::string>& blobs) {
-  std::optional<std::string> path = cache_->Lookup(sha256);
-  std::string bytes;
-  if (path.has_value()) {
-    ASSIGN_OR_RETURN(bytes, ReadFile(*path));
-  } else {
-    ASSIGN_OR_RETURN(RedisReply r, client_.Command({"GET", keys_.model(sha256)}));
-    if (!r.is_string()) {
-      return NotFoundError("model " + sha256 + " is not in Redis (expired, or never uploaded)");
-    }
-    if (Sha256Hex(r.str) != sha256) {
-      return DataLossError(fmt::format(
-          "the {} bytes stored for model {} do not have that SHA-256 (truncated or overwritten)",
-          r.str.size(), sha256));
-    }
-    bytes = std::move(r.str);
-  }
-  // A skeleton names its big tensors by SHA-256 (model_blobs.h): each must be a verified
-  // <sha>.bin next to it, and nothing else may be named. Checked on every use.
-  ASSIGN_OR_RETURN(std::vector<BlobRef> refs, SkeletonBlobs(bytes, sha256));
-  for (const BlobRef& ref : refs) {
-    std::optional<std::string> blob = cache_->LookupBlob(ref.sha256);
-    if (!blob.has_value()) {
-      ASSIGN_OR_RETURN(RedisReply r, client_.Command({"GET", keys_.blob(ref.sha256)}));
-      if (!r.is_string()) {
-        return NotFoundError(
-            fmt::format("tensor blob {} of model {} is not in Redis (expired, or never uploaded)",
-                        ref.sha256, sha256));
-      }
-      if (Sha256Hex(r.str) != ref.sha256) {
-        return DataLossError(fmt::format(
-            "the {} bytes stored for tensor blob {} do not have that SHA-256 (truncated or "
-            "overwritten)",
-            r.str.size(), ref.sha256));
-      }
-      ASSIGN_OR_RETURN(blob, cache_->StoreBlob(ref.sha256, r.str));
-    }
-    blobs.insert(*blob);
-  }
-  if (path.has_value()) return *path;
-  return cache_->Store(sha256, bytes);
-}
-
 StatusOr<Benchmark*> Worker::BenchmarkFor(const Job& job) {
   if (!options_.benchmark_command.empty()) {
     if (!benchmark_) {
@@ -371,7 +324,10 @@ StatusOr<Measurement> Worker::MeasureJob(const Job& job) {
   std::set<std::string> keep, blobs;
   for (const std::string* sha : {&job.candidate_sha256, &job.reference_sha256}) {
     if (sha->empty()) continue;
-    StatusOr<std::string> path = FetchModel(*sha, blobs);
+    const bool planned =
+        sha == &job.candidate_sha256 ? job.candidate_planned : job.reference_planned;
+    StatusOr<std::string> path =
+        planned ? models_->Planned(*sha, blobs) : models_->Model(*sha, blobs);
     if (!path.ok()) {
       if (path.status().code() == StatusCode::kUnavailable) return path.status();
       QTUNE_LOG_WARNING("worker {}: rejecting job {}: {}", name_, job.id, path.status().message());
@@ -390,6 +346,7 @@ StatusOr<Measurement> Worker::MeasureJob(const Job& job) {
 Status Worker::Run() {
   ASSIGN_OR_RETURN(WorkerModelCache cache, WorkerModelCache::Open(options_.cache_dir, name_));
   cache_.emplace(std::move(cache));
+  models_.emplace(client_, keys_, *cache_);
   // The first connection: a wrong password is an error; an unreachable server is waited for.
   for (std::string last;;) {
     Status s = client_.Connect();
