@@ -39,17 +39,20 @@ nlohmann::json TimeJson(const ReportInputs& in) {
   const SearchResult& s = *in.search;
   const MeasurerTiming& t = in.timing;
   const double tuner_s = s.tuner_propose_s + t.prepare_s + t.transfer_s;
-  // Per model file written for a measurement (candidates and confirmations).
-  const int candidates = t.prepared > 0 ? t.prepared : std::max(1, s.candidates);
+  // Per measurement made in this run (candidates, confirmations, baselines: whether their
+  // files were written or, with workers that build plans, their plans shipped).
+  const MeasurerCounters& c = in.counters;
+  const int measurements = c.measured + c.failed + c.retried;
   return {{"setup_s", in.setup_s},
           {"generations", s.generations},
           {"candidates", s.candidates},
+          {"measurements", measurements},
           {"files_written", t.prepared},
           {"tuner_propose_s", s.tuner_propose_s},
           {"tuner_write_s", t.prepare_s},
           {"tuner_upload_s", t.transfer_s},
           {"tuner_s", tuner_s},
-          {"tuner_ms_per_candidate", 1000.0 * tuner_s / candidates},
+          {"tuner_ms_per_candidate", 1000.0 * tuner_s / std::max(1, measurements)},
           {"measure_wall_s", t.measure_wall_s}};
 }
 
@@ -175,11 +178,11 @@ std::string ReportToText(const nlohmann::json& r) {
   if (r.contains("time")) {
     const auto& t = r["time"];
     out += fmt::format(
-        "tuner     {:.1f} ms per candidate (propose {:.2f} s, write {:.2f} s, upload {:.2f} s "
-        "for {} files)   measuring {:.1f} s wall   {} generations\n",
+        "tuner     {:.1f} ms per measurement (propose {:.2f} s, write {:.2f} s for {} files, "
+        "upload {:.2f} s)   measuring {:.1f} s wall   {} generations\n",
         t["tuner_ms_per_candidate"].get<double>(), t["tuner_propose_s"].get<double>(),
-        t["tuner_write_s"].get<double>(), t["tuner_upload_s"].get<double>(),
-        t["files_written"].get<int>(), t["measure_wall_s"].get<double>(),
+        t["tuner_write_s"].get<double>(), t["files_written"].get<int>(),
+        t["tuner_upload_s"].get<double>(), t["measure_wall_s"].get<double>(),
         t["generations"].get<int>());
   }
   return out;

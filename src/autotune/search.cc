@@ -457,55 +457,77 @@ Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
   }
   std::stable_sort(wins.begin(), wins.end(),
                    [](const SmallWin& a, const SmallWin& b) { return a.ratio < b.ratio; });
+  // Every level (all the wins, the better half, ... down to two) proposed at once, each
+  // measured twice, all in one batch; the first level in that order that wins is adopted.
+  struct Level {
+    CombinedReport report;
+    Placement candidate;
+    bool measure = false;
+  };
+  std::vector<Level> levels;
+  std::vector<Measurer::Request> requests;
   for (size_t n = wins.size(); n >= 2; n /= 2) {
-    CombinedReport combined;
-    Placement candidate = incumbent.placement;
+    Level& level = levels.emplace_back();
+    level.candidate = incumbent.placement;
     for (size_t i = 0; i < n; ++i) {
-      candidate = ApplyScheme(*wins[i].pattern, wins[i].scheme, candidate, exporter_);
-      combined.parts.push_back(wins[i].pattern->id + ":" + wins[i].scheme);
+      level.candidate = ApplyScheme(*wins[i].pattern, wins[i].scheme, level.candidate, exporter_);
+      level.report.parts.push_back(wins[i].pattern->id + ":" + wins[i].scheme);
     }
-    SchemeResult& entry = combined.result;
-    entry.scheme = fmt::format("{}", fmt::join(combined.parts, "+"));
-    if (candidate == incumbent.placement) continue;
-    if (PlanKey(candidate) == incumbent.plan_key) continue;
+    SchemeResult& entry = level.report.result;
+    entry.scheme = fmt::format("{}", fmt::join(level.report.parts, "+"));
+    if (level.candidate == incumbent.placement || PlanKey(level.candidate) == incumbent.plan_key) {
+      levels.pop_back();
+      continue;
+    }
     if (options_.sqnr && options_.min_sqnr_db > 0) {
-      ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, exporter_.Export(candidate));
+      ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, exporter_.Export(level.candidate));
       ASSIGN_OR_RETURN(entry.sqnr_db, options_.sqnr(*graph));
       if (!(entry.sqnr_db >= options_.min_sqnr_db)) {
         entry.status = "below_accuracy";
-        result.combined.push_back(std::move(combined));
         continue;
       }
     }
-    const measure::MeasurementKey key{.candidate = PlacementHash(candidate),
+    level.measure = true;
+    const measure::MeasurementKey key{.candidate = PlacementHash(level.candidate),
                                       .reference = incumbent.hash};
-    // Measured twice at once; both must win (as a confirmed win).
-    const Measurer::Request pair[] = {
-        MakeRequest(key, "combined", entry.scheme, candidate, 0, incumbent),
-        MakeRequest(key.Repeated(), "combined", entry.scheme, candidate, 1, incumbent)};
-    ASSIGN_OR_RETURN(std::vector<Comparison> both, measurer_.CompareMany(pair));
-    const Comparison& first = both[0];
-    entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
-    entry.error = first.ok ? both[1].error : first.error;
-    entry.ratio = first.ratio;
-    entry.noise = first.noise;
-    entry.candidate_ms = first.candidate_ms;
-    entry.reference_ms = first.reference_ms;
-    if (first.ok && both[1].ok) {
-      noises_.push_back(first.noise);
-      noises_.push_back(both[1].noise);
-      const Comparison mean = CombineComparisons(first, both[1]);
-      entry.ratio = mean.ratio;
-      entry.noise = mean.noise;
-      entry.adopted = Wins(first) && Wins(mean);
+    const int slot = static_cast<int>(requests.size());
+    requests.push_back(
+        MakeRequest(key, "combined", entry.scheme, level.candidate, slot, incumbent));
+    requests.push_back(MakeRequest(key.Repeated(), "combined", entry.scheme, level.candidate,
+                                   slot + 1, incumbent));
+  }
+  ASSIGN_OR_RETURN(std::vector<Comparison> measured, measurer_.CompareMany(requests));
+  size_t r = 0;
+  const Level* adopted = nullptr;
+  for (Level& level : levels) {
+    SchemeResult& entry = level.report.result;
+    if (level.measure) {
+      const Comparison& first = measured[r];
+      const Comparison& again = measured[r + 1];
+      r += 2;
+      entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
+      entry.error = first.ok ? again.error : first.error;
+      entry.ratio = first.ratio;
+      entry.noise = first.noise;
+      entry.candidate_ms = first.candidate_ms;
+      entry.reference_ms = first.reference_ms;
+      if (first.ok && again.ok) {
+        noises_.push_back(first.noise);
+        noises_.push_back(again.noise);
+        const Comparison mean = CombineComparisons(first, again);
+        entry.ratio = mean.ratio;
+        entry.noise = mean.noise;
+        entry.adopted = adopted == nullptr && Wins(first) && Wins(mean);  // both must win
+      }
+      QTUNE_LOG_INFO("autotune: {} small wins together: {:.3f}x of the incumbent{} (noise {:.3f})",
+                     level.report.parts.size(), entry.ratio, entry.adopted ? ", adopted" : "",
+                     entry.noise);
     }
-    QTUNE_LOG_INFO("autotune: {} small wins together: {:.3f}x of the incumbent{} (noise {:.3f})", n,
-                   entry.ratio, entry.adopted ? ", adopted" : "", entry.noise);
-    result.combined.push_back(std::move(combined));
-    if (result.combined.back().result.adopted) {
-      ASSIGN_OR_RETURN(incumbent, MakeIncumbent(std::move(candidate), true));
-      break;
-    }
+    if (entry.adopted) adopted = &level;
+    result.combined.push_back(level.report);
+  }
+  if (adopted != nullptr) {
+    ASSIGN_OR_RETURN(incumbent, MakeIncumbent(adopted->candidate, true));
   }
   return Status::Ok();
 }

@@ -31,9 +31,10 @@
 //
 // Small wins: after the generations, the wins too small to adopt alone (below min_gain or
 // inside the noise) may add up. The best measured scheme below ratio 1 of every pattern
-// that adopted nothing is applied together, as one candidate, measured twice at once and
-// adopted as above; when that does not win, the half with the larger gains is tried, down
-// to two.
+// that adopted nothing is applied together, as one candidate; so are the half with the
+// larger gains, its half, ... down to two. All these levels are measured twice, all at once
+// (one round of the workers, not one per level), and the first level in that order whose
+// two measurements and their mean win is adopted.
 #pragma once
 
 #include <functional>
