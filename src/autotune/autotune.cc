@@ -329,22 +329,9 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
   const measure::MeasurementKey baseline_key{.step = measure::MeasurementKey::Step::kBaseline,
                                              .candidate = PlacementHash(rule_placement),
                                              .reference = PlacementHash(fp32_placement)};
-  const double setup_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  ASSIGN_OR_RETURN(Comparison baseline,
-                   measurer.Compare(baseline_key, "baseline", "", baseline_files));
-  if (!baseline.ok) {
-    return FailedPreconditionError(
-        "autotune: the baseline models could not be measured (" + baseline.error +
-        "); check the benchmark with `qtune bench " + rule_path +
-        "` or the --benchmark-command; run again to retry (measurements are kept in " +
-        log->path() + ")");
-  }
   if (o.start != "auto" && o.start != "rule" && o.start != "fp32") {
     return InvalidArgumentError("--start must be auto, rule or fp32, not '" + o.start + "'");
   }
-  const bool rule_is_faster = baseline.ratio < 1.0;
-  bool start_from_rule = o.start == "auto" ? rule_is_faster : o.start == "rule";
 
   // --min-sqnr: candidates (and the rule-based start) must keep the outputs at the target.
   std::unique_ptr<quant::OutputComparer> comparer;
@@ -365,10 +352,35 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
           "autotune: the rule-based placement's outputs are at {:.1f} dB, below --min-sqnr {:.1f}: "
           "the search starts from fp32",
           rule_sqnr_db, o.min_sqnr_db);
-      start_from_rule = false;
       rule_meets_accuracy = false;
     }
   }
+
+  // The baseline is measured with the search's first generation (SearchOptions::first_batch),
+  // which starts from the placement --start names; with --start auto, from the rule-based
+  // one (int8 is faster almost everywhere): when the baseline finds fp32 faster, the search
+  // starts again from fp32.
+  Comparison baseline;
+  bool rule_is_faster = false;
+  bool start_from_rule = false;
+  search.first_batch = {{baseline_key, "baseline", "", baseline_files}};
+  search.first_batch_done = [&](const std::vector<Comparison>& measured) -> StatusOr<Placement> {
+    baseline = measured.at(0);
+    if (!baseline.ok) {
+      return FailedPreconditionError(
+          "autotune: the baseline models could not be measured (" + baseline.error +
+          "); check the benchmark with `qtune bench " + rule_path +
+          "` or the --benchmark-command; run again to retry (measurements are kept in " +
+          log->path() + ")");
+    }
+    rule_is_faster = baseline.ratio < 1.0;
+    start_from_rule =
+        rule_meets_accuracy && (o.start == "auto" ? rule_is_faster : o.start == "rule");
+    return start_from_rule ? rule_placement : fp32_placement;
+  };
+  const bool guess_rule = rule_meets_accuracy && o.start != "fp32";
+  const double setup_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   // 6. The search.
   search.schemes_per_pattern = preset.schemes_per_pattern;
@@ -380,8 +392,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     return WriteFileAtomic(best_path, bytes);
   };
   Searcher searcher(exporter, measurer, patterns, search);
-  ASSIGN_OR_RETURN(SearchResult result,
-                   searcher.Run(start_from_rule ? rule_placement : fp32_placement));
+  ASSIGN_OR_RETURN(SearchResult result, searcher.Run(guess_rule ? rule_placement : fp32_placement));
 
   // 7. The guard: the tuned placement must not be slower than the faster baseline (that
   // meets --min-sqnr). Wins were adopted one at a time against the incumbent of the

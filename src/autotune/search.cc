@@ -212,19 +212,9 @@ bool Searcher::Wins(const Comparison& c) const {
   return c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise);
 }
 
-StatusOr<SearchResult> Searcher::Run(Placement start) {
-  SearchResult result;
-  std::error_code ec;
-  fs::create_directories(fs::path(options_.work_dir) / "models", ec);
-  // The float model every plan applies to, for back ends that build candidates from plans.
-  base_path_ = (fs::path(options_.work_dir) / "models" / "float.onnx").string();
-  {
-    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(exporter_.float_graph()));
-    RETURN_IF_ERROR(WriteFileAtomic(base_path_, bytes));
-  }
-  ASSIGN_OR_RETURN(Incumbent incumbent, MakeIncumbent(std::move(start), false));
+std::vector<Searcher::PatternState> Searcher::InitStates(const Incumbent& incumbent,
+                                                         int64_t& total) const {
   std::vector<PatternState> states;
-  int64_t total = 0;
   for (const PatternInfo& pattern : patterns_) {
     PatternState s;
     s.pattern = &pattern;
@@ -254,6 +244,23 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
     total += s.done ? 0 : options_.schemes_per_pattern;
     states.push_back(std::move(s));
   }
+  return states;
+}
+
+StatusOr<SearchResult> Searcher::Run(Placement start) {
+  SearchResult result;
+  std::error_code ec;
+  fs::create_directories(fs::path(options_.work_dir) / "models", ec);
+  // The float model every plan applies to, for back ends that build candidates from plans.
+  base_path_ = (fs::path(options_.work_dir) / "models" / "float.onnx").string();
+  {
+    ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(exporter_.float_graph()));
+    RETURN_IF_ERROR(WriteFileAtomic(base_path_, bytes));
+  }
+  ASSIGN_OR_RETURN(Incumbent incumbent, MakeIncumbent(std::move(start), false));
+  first_batch_ = options_.first_batch;
+  int64_t total = 0;
+  std::vector<PatternState> states = InitStates(incumbent, total);
   ProgressBar progress("autotune: measuring", total);
   // The back end's live status (Redis: workers, jobs in flight, throughput) in the line.
   measurer_.benchmark().SetStatusListener(
@@ -262,6 +269,18 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
   while (searched.ok()) {
     StatusOr<bool> more = Generation(states, incumbent, result, progress);
     if (!more.ok()) searched = more.status();
+    if (more.ok() && restart_.has_value()) {  // the first batch chose another start
+      QTUNE_LOG_INFO("autotune: the baseline chose another start; searching again from it");
+      StatusOr<Incumbent> restarted = MakeIncumbent(std::move(*restart_), false);
+      restart_.reset();
+      if (!restarted.ok()) searched = restarted.status();
+      if (!restarted.ok()) break;
+      incumbent = std::move(*restarted);
+      int64_t ignored = 0;
+      states = InitStates(incumbent, ignored);
+      noises_.clear();
+      continue;
+    }
     if (!more.ok() || !*more) break;
   }
   if (searched.ok()) searched = CombineSmallWins(incumbent, result);
@@ -311,9 +330,23 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
       std::chrono::duration<double>(std::chrono::steady_clock::now() - proposing).count();
   result.candidates += static_cast<int>(requests.size());
   ++result.generations;
-  // 2. All measured at once (the back end keeps K in flight).
+  // 2. All measured at once (the back end keeps K in flight), with the first batch.
+  const size_t own = requests.size();
+  requests.insert(requests.end(), first_batch_.begin(), first_batch_.end());
   ASSIGN_OR_RETURN(std::vector<Comparison> measured, measurer_.CompareMany(requests));
-  progress.Advance(static_cast<int64_t>(requests.size()));
+  if (!first_batch_.empty()) {
+    first_batch_.clear();
+    const std::vector<Comparison> extra(measured.begin() + static_cast<ptrdiff_t>(own),
+                                        measured.end());
+    measured.resize(own);
+    ASSIGN_OR_RETURN(Placement start, options_.first_batch_done(extra));
+    if (start != incumbent.placement) {
+      result.speculative_discarded += static_cast<int>(own);
+      restart_ = std::move(start);
+      return true;
+    }
+  }
+  progress.Advance(static_cast<int64_t>(own));
   // 3. Each pattern's best first-measurement win, in proposal order (ties: the first).
   std::map<size_t, Proposal*> best_win;  // by state index
   size_t r = 0;

@@ -82,6 +82,14 @@ struct SearchOptions {
   // Called after each adoption with the new incumbent's QDQ model and its ratio to the
   // starting placement.
   std::function<Status(const ir::Graph&)> on_new_best;
+  // Measured in one batch with the first generation's candidates (autotune's baseline:
+  // alone it would keep K - 1 workers idle for a round). first_batch_done gets their
+  // comparisons, in order, and returns the placement the search starts from; when that is
+  // not Run()'s `start` (a start guessed before the baseline was known), the first
+  // generation's measurements are set aside (SearchResult::speculative_discarded) and the
+  // search starts again from it. Its error ends the search.
+  std::vector<Measurer::Request> first_batch;
+  std::function<StatusOr<Placement>(const std::vector<Comparison>&)> first_batch_done;
 };
 
 struct SchemeResult {
@@ -118,8 +126,10 @@ struct SearchResult {
   int skipped_same_placement = 0;
   int skipped_same_plan = 0;
   int skipped_accuracy = 0;
-  int speculative_discarded = 0;  // always 0 now (kept in the report's counts)
-  double noise_median = 0;        // over every measurement
+  // Measurements of a first generation set aside because the start placement guessed
+  // before the baseline was not the one it chose (SearchOptions::first_batch).
+  int speculative_discarded = 0;
+  double noise_median = 0;  // over every measurement
   int generations = 0;
   int candidates = 0;          // measurement requests of the generations' proposals
   double tuner_propose_s = 0;  // proposing them: schemes, keys, SQNR (not the files)
@@ -139,6 +149,9 @@ class Searcher {
   };
   struct PatternState;
   struct Proposal;
+  // The pattern states of a search from `incumbent` (seeds: its projections...); adds
+  // their budgets to `total`.
+  std::vector<PatternState> InitStates(const Incumbent& incumbent, int64_t& total) const;
   // The incumbent of `placement` (its model file written once); `adopted`: calls
   // on_new_best with its QDQ model.
   StatusOr<Incumbent> MakeIncumbent(Placement placement, bool adopted);
@@ -167,6 +180,10 @@ class Searcher {
   SearchOptions options_;
   std::vector<double> noises_;
   std::string base_path_;  // models/float.onnx, written by Run()
+  // options_.first_batch until the first generation has measured it.
+  std::vector<Measurer::Request> first_batch_;
+  // Set by the first generation when first_batch_done chose another start.
+  std::optional<Placement> restart_;
 };
 
 // Scheme text of `placement` on region `region` of `pattern` ("1" = point quantized).

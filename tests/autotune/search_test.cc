@@ -49,6 +49,11 @@ const char kEachQuantizerHelpsALittle[] =
     "q=$(grep -aoP '\\x22\\x0eQuantizeLinear' \"$1\" | wc -l)\n"
     "echo \"\\\"median_ms\\\": $((2000 - 3 * q))\"\nexit 0\n";
 
+// The opposite: each QuantizeLinear node makes the model slower, so fp32 is the fastest.
+const char kEachQuantizerHurts[] =
+    "q=$(grep -aoP '\\x22\\x0eQuantizeLinear' \"$1\" | wc -l)\n"
+    "echo \"\\\"median_ms\\\": $((2000 + 3 * q))\"\nexit 0\n";
+
 class AutotuneCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -308,6 +313,26 @@ TEST_F(AutotuneCliTest, MalformedPatternCacheIsBadInput) {
   auto r = RunQtuneCli(Args("m", CommandFlags(kDeterministic) + " --pattern-cache " + cache));
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("cache.json"), std::string::npos) << r.out;
+}
+
+// --start auto measures the baseline with the first generation, which starts from the
+// rule-based placement; when fp32 is faster, that generation is set aside and the search
+// starts again from fp32: the result is that of --start fp32.
+TEST_F(AutotuneCliTest, StartAutoThatFindsFp32FasterSearchesFromFp32AsStartFp32Does) {
+  const std::string flags = CommandFlags(kEachQuantizerHurts);
+  auto automatic = RunQtuneCli(Args("auto", flags + " --start auto"));
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.out;
+  auto fp32 = RunQtuneCli(Args("fp32", flags + " --start fp32"));
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.out;
+  const nlohmann::json a = Report("auto"), f = Report("fp32");
+  EXPECT_EQ(a["baseline"]["start"], "fp32");
+  EXPECT_GT(a["baseline"]["rule_vs_fp32"]["ratio"].get<double>(), 1.0);
+  EXPECT_GT(a["counts"]["speculative_discarded"].get<int>(), 0);
+  EXPECT_EQ(f["counts"]["speculative_discarded"].get<int>(), 0);
+  EXPECT_EQ(a["counts"]["measured"].get<int>(),
+            f["counts"]["measured"].get<int>() + a["counts"]["speculative_discarded"].get<int>());
+  EXPECT_EQ(BestSchemes(a), BestSchemes(f));
+  EXPECT_EQ(OutputSha("auto"), OutputSha("fp32"));
 }
 
 TEST_F(AutotuneCliTest, ImportQdqSeedsTheSearchWithAQuantizedModelsPlacement) {
