@@ -356,15 +356,15 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     }
   }
 
-  // The baseline is measured with the search's first generation (SearchOptions::first_batch),
-  // which starts from the placement --start names; with --start auto, from the rule-based
-  // one (int8 is faster almost everywhere): when the baseline finds fp32 faster, the search
-  // starts again from fp32.
+  // With measurements in parallel, the baseline is measured with the search's first
+  // generation (SearchOptions::first_batch: alone it would keep K - 1 workers idle), which
+  // starts from the placement --start names; with --start auto, from the rule-based one
+  // (int8 is faster almost everywhere): when the baseline finds fp32 faster, the search
+  // starts again from fp32. One at a time, nothing is gained: the baseline goes first.
   Comparison baseline;
   bool rule_is_faster = false;
   bool start_from_rule = false;
-  search.first_batch = {{baseline_key, "baseline", "", baseline_files}};
-  search.first_batch_done = [&](const std::vector<Comparison>& measured) -> StatusOr<Placement> {
+  const auto decide_start = [&](const std::vector<Comparison>& measured) -> StatusOr<Placement> {
     baseline = measured.at(0);
     if (!baseline.ok) {
       return FailedPreconditionError(
@@ -378,9 +378,18 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
         rule_meets_accuracy && (o.start == "auto" ? rule_is_faster : o.start == "rule");
     return start_from_rule ? rule_placement : fp32_placement;
   };
-  const bool guess_rule = rule_meets_accuracy && o.start != "fp32";
   const double setup_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  Placement guessed_start =
+      rule_meets_accuracy && o.start != "fp32" ? rule_placement : fp32_placement;
+  if (parallel > 1) {
+    search.first_batch = {{baseline_key, "baseline", "", baseline_files}};
+    search.first_batch_done = decide_start;
+  } else {
+    ASSIGN_OR_RETURN(Comparison measured,
+                     measurer.Compare(baseline_key, "baseline", "", baseline_files));
+    ASSIGN_OR_RETURN(guessed_start, decide_start({measured}));
+  }
 
   // 6. The search.
   search.schemes_per_pattern = preset.schemes_per_pattern;
@@ -392,7 +401,7 @@ StatusOr<nlohmann::json> RunAutotune(const AutotuneOptions& o) {
     return WriteFileAtomic(best_path, bytes);
   };
   Searcher searcher(exporter, measurer, patterns, search);
-  ASSIGN_OR_RETURN(SearchResult result, searcher.Run(guess_rule ? rule_placement : fp32_placement));
+  ASSIGN_OR_RETURN(SearchResult result, searcher.Run(guessed_start));
 
   // 7. The guard: the tuned placement must not be slower than the faster baseline (that
   // meets --min-sqnr). Wins were adopted one at a time against the incumbent of the

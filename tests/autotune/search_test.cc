@@ -315,9 +315,9 @@ TEST_F(AutotuneCliTest, MalformedPatternCacheIsBadInput) {
   EXPECT_NE(r.out.find("cache.json"), std::string::npos) << r.out;
 }
 
-// --start auto measures the baseline with the first generation, which starts from the
-// rule-based placement; when fp32 is faster, that generation is set aside and the search
-// starts again from fp32: the result is that of --start fp32.
+// --start auto on a back end where fp32 is faster: the search starts from fp32, as --start
+// fp32 does. One measurement at a time, the baseline goes first: nothing is set aside.
+// (With --parallel, tests/workers/workers_autotune_test.cc.)
 TEST_F(AutotuneCliTest, StartAutoThatFindsFp32FasterSearchesFromFp32AsStartFp32Does) {
   const std::string flags = CommandFlags(kEachQuantizerHurts);
   auto automatic = RunQtuneCli(Args("auto", flags + " --start auto"));
@@ -327,11 +327,9 @@ TEST_F(AutotuneCliTest, StartAutoThatFindsFp32FasterSearchesFromFp32AsStartFp32D
   const nlohmann::json a = Report("auto"), f = Report("fp32");
   EXPECT_EQ(a["baseline"]["start"], "fp32");
   EXPECT_GT(a["baseline"]["rule_vs_fp32"]["ratio"].get<double>(), 1.0);
-  EXPECT_GT(a["counts"]["speculative_discarded"].get<int>(), 0);
-  EXPECT_EQ(f["counts"]["speculative_discarded"].get<int>(), 0);
-  EXPECT_EQ(a["counts"]["measured"].get<int>(),
-            f["counts"]["measured"].get<int>() + a["counts"]["speculative_discarded"].get<int>());
-  EXPECT_EQ(BestSchemes(a), BestSchemes(f));
+  EXPECT_EQ(a["counts"]["speculative_discarded"].get<int>(), 0);
+  EXPECT_EQ(a["counts"]["measured"], f["counts"]["measured"]);
+  EXPECT_EQ(a["patterns"], f["patterns"]);
   EXPECT_EQ(OutputSha("auto"), OutputSha("fp32"));
 }
 

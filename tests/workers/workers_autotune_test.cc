@@ -4,6 +4,7 @@
 // single-process run, one job at a time or two (--parallel 2), also when the tuner is
 // killed mid-run and restarted; an unreachable Redis or a queue without workers is a clear
 // error within seconds.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -41,6 +42,11 @@ const char kTimedLatencyOfFile[] =
     "echo \"$s $(date +%s%N)\" >> \"$(dirname \"$0\")/intervals.txt\"\n"
     "echo \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
 
+// Each QuantizeLinear node makes the model 3 ms slower: fp32 is the fastest.
+const char kEachQuantizerHurts[] =
+    "q=$(grep -aoP '\\x22\\x0eQuantizeLinear' \"$1\" | wc -l)\n"
+    "echo \"\\\"median_ms\\\": $((2000 + 3 * q))\"\n";
+
 class WorkersAutotuneTest : public qtune::testing::RedisTest {
  protected:
   WorkersAutotuneTest() : RedisTest("qtune_workers_tune_") {}
@@ -49,6 +55,7 @@ class WorkersAutotuneTest : public qtune::testing::RedisTest {
     if (IsSkipped() || HasFatalFailure()) return;
     std::ofstream(dir_ / "bench.sh") << kLatencyOfFileScript;
     std::ofstream(dir_ / "timed.sh") << kTimedLatencyOfFile;
+    std::ofstream(dir_ / "hurts.sh") << kEachQuantizerHurts;
   }
   void TearDown() override {
     workers_.clear();
@@ -182,6 +189,33 @@ TEST_F(WorkersAutotuneTest, ParallelTwoKeepsTwoWorkersBusyAndGivesTheSingleProce
   ASSERT_EQ(again.exit_code, 0) << again.out;
   EXPECT_EQ(Report("remote")["counts"]["measured"].get<int>(), 0);
   EXPECT_EQ(Sha("single.onnx"), Sha("remote.onnx"));
+}
+
+// With --parallel, --start auto measures the baseline with a first generation from the
+// rule-based placement; where fp32 is faster, that generation is set aside and the search
+// starts again from fp32: the result of one measurement at a time, which measures the
+// baseline first.
+TEST_F(WorkersAutotuneTest, ParallelStartAutoThatFindsFp32FasterGivesTheSingleProcessResult) {
+  auto server = RedisServer::Start(dir_.string());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  redis_ = std::move(*server);
+  StartWorkers(2, "auto", "hurts.sh");
+  auto single = RunQtuneCli(
+      Args("single", "--benchmark command --benchmark-command " + BenchCommand("hurts.sh")));
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  auto remote = RunQtuneCli(
+      Args("remote", "--benchmark redis --redis " + redis_->Url() + " --queue auto --parallel 2"));
+  ASSERT_EQ(remote.exit_code, 0) << remote.out;
+  const nlohmann::json a = Report("single"), b = Report("remote");
+  EXPECT_EQ(a["baseline"]["start"], "fp32");
+  EXPECT_EQ(b["baseline"]["start"], "fp32");
+  EXPECT_EQ(a["patterns"], b["patterns"]);
+  EXPECT_EQ(Sha("single.onnx"), Sha("remote.onnx"));
+  EXPECT_EQ(a["counts"]["speculative_discarded"].get<int>(), 0);
+  const int discarded = b["counts"]["speculative_discarded"].get<int>();
+  EXPECT_GT(discarded, 0);
+  EXPECT_EQ(b["counts"]["measured"].get<int>(), a["counts"]["measured"].get<int>() + discarded);
+  EXPECT_THAT(remote.out, ::testing::HasSubstr("the baseline chose another start"));
 }
 
 // Lines of `path` (0 when missing).
