@@ -208,6 +208,25 @@ StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(PatternState& stat
   return std::optional<Proposal>(std::move(p));
 }
 
+std::optional<Comparison> Searcher::RecordTwice(SchemeResult& e, const Comparison& first,
+                                                const Comparison& again) {
+  e.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
+  e.error = first.ok ? again.error : first.error;
+  e.ratio = first.ratio;
+  e.noise = first.noise;
+  e.candidate_ms = first.candidate_ms;
+  e.reference_ms = first.reference_ms;
+  if (!first.ok || !again.ok) return std::nullopt;
+  noises_.push_back(first.noise);
+  noises_.push_back(again.noise);
+  const Comparison mean = CombineComparisons(first, again);
+  e.ratio = mean.ratio;
+  e.noise = mean.noise;
+  e.candidate_ms = mean.candidate_ms;
+  e.reference_ms = mean.reference_ms;
+  return mean;
+}
+
 bool Searcher::Wins(const Comparison& c) const {
   return c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise);
 }
@@ -405,19 +424,10 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     const Comparison& first = confirmed[c];
     const Comparison& again = confirmed[c + 1];
     SchemeResult& e = together.result;
-    e.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
-    e.error = first.error.empty() ? again.error : first.error;
-    if (first.ok && again.ok) {
-      noises_.push_back(first.noise);
-      noises_.push_back(again.noise);
-      const Comparison both = CombineComparisons(first, again);
-      e.ratio = both.ratio;
-      e.noise = both.noise;
-      e.candidate_ms = both.candidate_ms;
-      e.reference_ms = both.reference_ms;
+    if (std::optional<Comparison> both = RecordTwice(e, first, again)) {
       // Together it must win, and beat the best single win it would replace.
       adopted_all =
-          Wins(first) && Wins(both) && (adopted == nullptr || both.ratio < adopted->entry.ratio);
+          Wins(first) && Wins(*both) && (adopted == nullptr || both->ratio < adopted->entry.ratio);
     }
     e.adopted = adopted_all;
     result.combined.push_back(together);
@@ -465,104 +475,6 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     return false;
   }
   return true;
-}
-
-Status Searcher::CombineSmallWins(Incumbent& incumbent, SearchResult& result) {
-  struct SmallWin {
-    const PatternInfo* pattern;
-    std::string scheme;
-    double ratio;
-  };
-  std::vector<SmallWin> wins;
-  for (const PatternReport& report : result.patterns) {
-    const SchemeResult* best = nullptr;
-    for (const SchemeResult& s : report.schemes) {
-      if (s.adopted) {
-        best = nullptr;
-        break;
-      }
-      if (HasRatio(s) && s.ratio < 1.0 && (best == nullptr || s.ratio < best->ratio)) best = &s;
-    }
-    if (best == nullptr) continue;
-    for (const PatternInfo& p : patterns_) {
-      if (p.id == report.id) wins.push_back({&p, best->scheme, best->ratio});
-    }
-  }
-  std::stable_sort(wins.begin(), wins.end(),
-                   [](const SmallWin& a, const SmallWin& b) { return a.ratio < b.ratio; });
-  // Every level (all the wins, the better half, ... down to two) proposed at once, each
-  // measured twice, all in one batch; the first level in that order that wins is adopted.
-  struct Level {
-    CombinedReport report;
-    Placement candidate;
-    bool measure = false;
-  };
-  std::vector<Level> levels;
-  std::vector<Measurer::Request> requests;
-  for (size_t n = wins.size(); n >= 2; n /= 2) {
-    Level& level = levels.emplace_back();
-    level.candidate = incumbent.placement;
-    for (size_t i = 0; i < n; ++i) {
-      level.candidate = ApplyScheme(*wins[i].pattern, wins[i].scheme, level.candidate, exporter_);
-      level.report.parts.push_back(wins[i].pattern->id + ":" + wins[i].scheme);
-    }
-    SchemeResult& entry = level.report.result;
-    entry.scheme = fmt::format("{}", fmt::join(level.report.parts, "+"));
-    if (level.candidate == incumbent.placement || PlanKey(level.candidate) == incumbent.plan_key) {
-      levels.pop_back();
-      continue;
-    }
-    if (options_.sqnr && options_.min_sqnr_db > 0) {
-      ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> graph, exporter_.Export(level.candidate));
-      ASSIGN_OR_RETURN(entry.sqnr_db, options_.sqnr(*graph));
-      if (!(entry.sqnr_db >= options_.min_sqnr_db)) {
-        entry.status = "below_accuracy";
-        continue;
-      }
-    }
-    level.measure = true;
-    const measure::MeasurementKey key{.candidate = PlacementHash(level.candidate),
-                                      .reference = incumbent.hash};
-    const int slot = static_cast<int>(requests.size());
-    requests.push_back(
-        MakeRequest(key, "combined", entry.scheme, level.candidate, slot, incumbent));
-    requests.push_back(MakeRequest(key.Repeated(), "combined", entry.scheme, level.candidate,
-                                   slot + 1, incumbent));
-  }
-  ASSIGN_OR_RETURN(std::vector<Comparison> measured, measurer_.CompareMany(requests));
-  size_t r = 0;
-  const Level* adopted = nullptr;
-  for (Level& level : levels) {
-    SchemeResult& entry = level.report.result;
-    if (level.measure) {
-      const Comparison& first = measured[r];
-      const Comparison& again = measured[r + 1];
-      r += 2;
-      entry.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
-      entry.error = first.ok ? again.error : first.error;
-      entry.ratio = first.ratio;
-      entry.noise = first.noise;
-      entry.candidate_ms = first.candidate_ms;
-      entry.reference_ms = first.reference_ms;
-      if (first.ok && again.ok) {
-        noises_.push_back(first.noise);
-        noises_.push_back(again.noise);
-        const Comparison mean = CombineComparisons(first, again);
-        entry.ratio = mean.ratio;
-        entry.noise = mean.noise;
-        entry.adopted = adopted == nullptr && Wins(first) && Wins(mean);  // both must win
-      }
-      QTUNE_LOG_INFO("autotune: {} small wins together: {:.3f}x of the incumbent{} (noise {:.3f})",
-                     level.report.parts.size(), entry.ratio, entry.adopted ? ", adopted" : "",
-                     entry.noise);
-    }
-    if (entry.adopted) adopted = &level;
-    result.combined.push_back(level.report);
-  }
-  if (adopted != nullptr) {
-    ASSIGN_OR_RETURN(incumbent, MakeIncumbent(adopted->candidate, true));
-  }
-  return Status::Ok();
 }
 
 }  // namespace qtune::autotune

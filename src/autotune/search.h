@@ -168,6 +168,11 @@ class Searcher {
   StatusOr<std::optional<Proposal>> Propose(PatternState& state, size_t index,
                                             const Incumbent& incumbent);
   bool Wins(const Comparison& c) const;
+  // Records a candidate measured twice in `e`: status and error; ratio, noise and
+  // latencies of the first, or of the mean (CombineComparisons) when both are ok, which
+  // then notes both noises and returns the mean.
+  std::optional<Comparison> RecordTwice(SchemeResult& e, const Comparison& first,
+                                        const Comparison& again);
   // One generation (see the top of this file); false when no pattern has anything left.
   StatusOr<bool> Generation(std::vector<PatternState>& states, Incumbent& incumbent,
                             SearchResult& result, ProgressBar& progress);

@@ -83,4 +83,12 @@ StatusOr<std::string> Sha256File(const std::string& path) {
   return hasher.HexDigest();
 }
 
+bool IsSha256Hex(std::string_view text) {
+  if (text.size() != 64) return false;
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 }  // namespace qtune

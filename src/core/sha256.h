@@ -34,6 +34,8 @@ class Sha256 {
 
 // Digest of `bytes`, e.g. Sha256Hex("abc") == "ba7816bf...15ad".
 std::string Sha256Hex(std::string_view bytes);
+// Whether `text` is a digest as Sha256Hex writes it: exactly 64 lowercase hex digits.
+bool IsSha256Hex(std::string_view text);
 // Digest of a file's contents, read in chunks (constant memory). NotFound if the file
 // does not exist; other I/O failures name the path and the OS reason.
 StatusOr<std::string> Sha256File(const std::string& path);

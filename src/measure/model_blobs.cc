@@ -56,11 +56,8 @@ Status CheckNodeTensors(const onnx::NodeProto& node, const Check& check) {
 }  // namespace
 
 bool IsBlobLocation(std::string_view location) {
-  if (location.size() != 64 + 4 || location.substr(64) != ".bin") return false;
-  for (char c : location.substr(0, 64)) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
+  return location.size() == 64 + 4 && location.substr(64) == ".bin" &&
+         IsSha256Hex(location.substr(0, 64));
 }
 
 SplitModel SplitModelBytes(std::string model_bytes, size_t threshold, size_t min_model_bytes) {

@@ -5,22 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_limits.h"
+#include "core/sha256.h"
 #include "quant/export_qdq.h"
 #include "quant/plan_json.h"
 
 namespace qtune::measure {
-namespace {
-
-bool IsSha256Hex(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 std::string EncodePlannedModel(const std::string& base_sha256, const std::string& plan_json) {
   return fmt::format("{{\"format\": \"{}\", \"version\": {}, \"base\": \"{}\",\n\"plan\": {}}}\n",
                      kPlannedModelFormat, kPlannedModelVersion, base_sha256, plan_json);

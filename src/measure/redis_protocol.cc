@@ -10,19 +10,12 @@
 #include <sstream>
 
 #include "core/json_limits.h"
+#include "core/sha256.h"
 #include "core/shape.h"
 #include "core/tensor.h"
 
 namespace qtune::measure {
 namespace {
-
-bool IsSha256Hex(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
 
 StatusOr<std::string> Required(const StreamFields& fields, const char* name) {
   const std::string* v = FindField(fields, name);

@@ -91,12 +91,6 @@ std::string NodeLabel(const ir::Node& node) {
   return node.op_type();
 }
 
-bool IsLowerHex64(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
 }  // namespace
 
 std::string WholeDigest(const Entries& entries) {
@@ -180,7 +174,7 @@ StatusOr<WeightFingerprint> WeightFingerprintFromJson(const nlohmann::json& json
     if (name == t.end() || !name->is_string()) return bad(at + ": missing string field 'name'");
     if (sha == t.end() || !sha->is_string()) return bad(at + ": missing string field 'sha256'");
     std::string hex = sha->get<std::string>();
-    if (!IsLowerHex64(hex)) return bad(at + ".sha256 is not 64 lowercase hex digits");
+    if (!IsSha256Hex(hex)) return bad(at + ".sha256 is not 64 lowercase hex digits");
     std::string n = name->get<std::string>();
     if (!fp.initializers.empty() && !(fp.initializers.back().first < n)) {
       return bad(at + " ('" + n + "') is out of order or repeated; names must be sorted");
@@ -191,7 +185,7 @@ StatusOr<WeightFingerprint> WeightFingerprintFromJson(const nlohmann::json& json
     if (!fp.initializers.empty()) return bad("field 'whole' is empty but 'tensors' is not");
     return fp;  // "no fingerprint recorded"
   }
-  if (!IsLowerHex64(fp.whole)) return bad("field 'whole' is not 64 lowercase hex digits");
+  if (!IsSha256Hex(fp.whole)) return bad("field 'whole' is not 64 lowercase hex digits");
   if (WholeDigest(fp.initializers) != fp.whole) {
     return bad("field 'whole' does not match the digest of 'tensors'; the manifest is damaged");
   }
