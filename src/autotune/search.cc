@@ -103,7 +103,11 @@ std::string Searcher::PlanText(const Placement& placement) const {
 }
 
 std::string Searcher::PlanKey(const Placement& placement) const {
-  return Sha256Hex(PlanText(placement)).substr(0, 16);
+  return PlanKeyOfText(PlanText(placement));
+}
+
+std::string Searcher::PlanKeyOfText(const std::string& plan_text) {
+  return Sha256Hex(plan_text).substr(0, 16);
 }
 
 Measurer::Request Searcher::MakeRequest(const measure::MeasurementKey& key,
@@ -124,8 +128,10 @@ Measurer::Request Searcher::MakeRequest(const measure::MeasurementKey& key,
     RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
     return std::make_pair(path, reference);
   };
-  request.candidate_plan = measure::PlannedModel{base_path_, PlanText(candidate)};
-  request.reference_plan = measure::PlannedModel{base_path_, incumbent.plan_text};
+  if (!base_path_.empty()) {  // a back end that may build candidates from plans
+    request.candidate_plan = measure::PlannedModel{base_path_, PlanText(candidate)};
+    request.reference_plan = measure::PlannedModel{base_path_, incumbent.plan_text};
+  }
   return request;
 }
 
@@ -135,7 +141,7 @@ StatusOr<Searcher::Incumbent> Searcher::MakeIncumbent(Placement placement, bool 
   inc.hash = PlacementHash(inc.placement);
   inc.path = (fs::path(options_.work_dir) / "models" / (inc.hash + ".onnx")).string();
   inc.plan_text = PlanText(inc.placement);
-  inc.plan_key = Sha256Hex(inc.plan_text).substr(0, 16);
+  inc.plan_key = PlanKeyOfText(inc.plan_text);
   if (!fs::exists(inc.path) || (adopted && options_.on_new_best)) {
     ASSIGN_OR_RETURN(auto graph, exporter_.Export(inc.placement));
     if (!fs::exists(inc.path)) {
@@ -231,8 +237,7 @@ bool Searcher::Wins(const Comparison& c) const {
   return c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise);
 }
 
-std::vector<Searcher::PatternState> Searcher::InitStates(const Incumbent& incumbent,
-                                                         int64_t& total) const {
+std::vector<Searcher::PatternState> Searcher::InitStates(const Incumbent& incumbent) const {
   std::vector<PatternState> states;
   for (const PatternInfo& pattern : patterns_) {
     PatternState s;
@@ -260,7 +265,6 @@ std::vector<Searcher::PatternState> Searcher::InitStates(const Incumbent& incumb
                       static_cast<int>(pattern.points.size());
     s.generator.emplace(static_cast<int>(pattern.points.size()), seeds,
                         options_.exhaustive_max_points, pattern_seed);
-    total += s.done ? 0 : options_.schemes_per_pattern;
     states.push_back(std::move(s));
   }
   return states;
@@ -270,16 +274,19 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
   SearchResult result;
   std::error_code ec;
   fs::create_directories(fs::path(options_.work_dir) / "models", ec);
-  // The float model every plan applies to, for back ends that build candidates from plans.
-  base_path_ = (fs::path(options_.work_dir) / "models" / "float.onnx").string();
-  {
+  // The float model every plan applies to, written only for back ends that may build
+  // candidates from plans (the others get files).
+  base_path_.clear();
+  if (measurer_.benchmark().may_build_plans()) {
+    base_path_ = (fs::path(options_.work_dir) / "models" / "float.onnx").string();
     ASSIGN_OR_RETURN(std::string bytes, ir::SerializeModel(exporter_.float_graph()));
     RETURN_IF_ERROR(WriteFileAtomic(base_path_, bytes));
   }
   ASSIGN_OR_RETURN(Incumbent incumbent, MakeIncumbent(std::move(start), false));
   first_batch_ = options_.first_batch;
+  std::vector<PatternState> states = InitStates(incumbent);
   int64_t total = 0;
-  std::vector<PatternState> states = InitStates(incumbent, total);
+  for (const PatternState& s : states) total += s.done ? 0 : options_.schemes_per_pattern;
   ProgressBar progress("autotune: measuring", total);
   // The back end's live status (Redis: workers, jobs in flight, throughput) in the line.
   measurer_.benchmark().SetStatusListener(
@@ -292,11 +299,12 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
       QTUNE_LOG_INFO("autotune: the baseline chose another start; searching again from it");
       StatusOr<Incumbent> restarted = MakeIncumbent(std::move(*restart_), false);
       restart_.reset();
-      if (!restarted.ok()) searched = restarted.status();
-      if (!restarted.ok()) break;
+      if (!restarted.ok()) {
+        searched = restarted.status();
+        break;
+      }
       incumbent = std::move(*restarted);
-      int64_t ignored = 0;
-      states = InitStates(incumbent, ignored);
+      states = InitStates(incumbent);
       noises_.clear();
       continue;
     }

@@ -149,17 +149,17 @@ class Searcher {
   };
   struct PatternState;
   struct Proposal;
-  // The pattern states of a search from `incumbent` (seeds: its projections...); adds
-  // their budgets to `total`.
-  std::vector<PatternState> InitStates(const Incumbent& incumbent, int64_t& total) const;
+  // The pattern states of a search from `incumbent` (seeds: its projections...).
+  std::vector<PatternState> InitStates(const Incumbent& incumbent) const;
   // The incumbent of `placement` (its model file written once); `adopted`: calls
   // on_new_best with its QDQ model.
   StatusOr<Incumbent> MakeIncumbent(Placement placement, bool adopted);
   // quant::PlanToJsonText of `placement`'s plan, and the first 16 hex digits of its SHA-256.
   std::string PlanText(const Placement& placement) const;
   std::string PlanKey(const Placement& placement) const;
-  // A request to measure `candidate` against `incumbent`: as plans onto models/float.onnx
-  // for back ends that build them, else as files (the candidate written to
+  static std::string PlanKeyOfText(const std::string& plan_text);
+  // A request to measure `candidate` against `incumbent`: with its plans onto
+  // models/float.onnx when the back end may build them, and as files (the candidate written to
   // candidates/<slot>/candidate.onnx when the back end asks for it).
   Measurer::Request MakeRequest(const measure::MeasurementKey& key, const std::string& pattern,
                                 const std::string& scheme, const Placement& candidate, int slot,
@@ -184,7 +184,8 @@ class Searcher {
   std::vector<PatternInfo> patterns_;
   SearchOptions options_;
   std::vector<double> noises_;
-  std::string base_path_;  // models/float.onnx, written by Run()
+  // models/float.onnx, written by Run() when the back end may build plans; else empty.
+  std::string base_path_;
   // options_.first_batch until the first generation has measured it.
   std::vector<Measurer::Request> first_batch_;
   // Set by the first generation when first_batch_done chose another start.

@@ -100,6 +100,10 @@ class Benchmark {
   // Seconds this process spent getting written files to the measurer (Redis: reading,
   // hashing and uploading them); 0 for back ends that read them in place.
   virtual double transfer_seconds() const { return 0; }
+  // Whether this back end may measure a request as its plans (MeasureRequest::
+  // candidate_plan) rather than its files; when false, callers need not make plans or the
+  // float model they apply to.
+  virtual bool may_build_plans() const { return false; }
 
   // One line for the report: "inprocess (threads 1, 20 iters)" or the command.
   virtual std::string Describe() const = 0;

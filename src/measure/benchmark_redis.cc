@@ -311,14 +311,14 @@ Status RedisBenchmark::SubmitAll(std::span<const MeasureRequest> requests,
     }
     Status s = [&]() -> Status {
       const auto started = Clock::now();
-      f.job.candidate_planned = f.job.reference_planned = planned;
+      f.job.candidate_planned = planned;
+      f.job.reference_planned = planned && request.reference_plan.has_value();
       f.job.reference_sha256.clear();
       if (planned) {
         ASSIGN_OR_RETURN(f.job.candidate_sha256, uploader_.Plan(*request.candidate_plan));
-        if (request.reference_plan.has_value()) {
+        if (f.job.reference_planned) {
           ASSIGN_OR_RETURN(f.job.reference_sha256, uploader_.Plan(*request.reference_plan));
         }
-        f.job.reference_planned = request.reference_plan.has_value();
       } else {
         if (f.paths->first.empty()) return InvalidArgumentError("the candidate was not written");
         ASSIGN_OR_RETURN(f.job.candidate_sha256, uploader_.Model(f.paths->first));

@@ -75,6 +75,7 @@ class RedisBenchmark : public Benchmark {
   // yet of the last batch handed to MeasureMany, each worker's measurements per second.
   std::string ProgressNote() const override;
   double transfer_seconds() const override { return transfer_s_; }
+  bool may_build_plans() const override { return true; }
   // Bytes SET in Redis (skeletons, blobs, plans), models and plans uploaded, since Create().
   int64_t bytes_uploaded() const { return uploader_.bytes(); }
   int64_t models_uploaded() const { return uploader_.models(); }
