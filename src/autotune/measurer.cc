@@ -57,36 +57,57 @@ StatusOr<Comparison> Measurer::Compare(const measure::MeasurementKey& key,
 }
 
 StatusOr<std::vector<Comparison>> Measurer::CompareMany(std::span<const Request> requests) {
+  std::deque<Request> queue(requests.begin(), requests.end());
   std::vector<Comparison> out(requests.size());
-  std::vector<size_t> todo;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const std::string key = requests[i].key.ToString();
-    if (auto it = replay_ok_.find(key); it != replay_ok_.end()) {
-      ++counters_.replayed;
-      out[i] = CompareRounds(it->second.candidate_ms, it->second.reference_ms);
-      out[i].replayed = true;
-      continue;
-    }
-    if (replay_failed_.count(key)) ++counters_.retried_from_log;
-    todo.push_back(i);
-  }
-  if (!todo.empty()) RETURN_IF_ERROR(MeasureGroup(requests, todo, out));
+  RETURN_IF_ERROR(CompareAll(queue, [&out](size_t i, const Comparison& c) { out[i] = c; }));
   return out;
 }
 
-Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vector<size_t>& todo,
-                              std::vector<Comparison>& out) {
+std::optional<Comparison> Measurer::Replayed(const Request& request) {
+  const std::string key = request.key.ToString();
+  auto it = replay_ok_.find(key);
+  if (it == replay_ok_.end()) {
+    if (replay_failed_.count(key)) ++counters_.retried_from_log;
+    return std::nullopt;
+  }
+  ++counters_.replayed;
+  Comparison c = CompareRounds(it->second.candidate_ms, it->second.reference_ms);
+  c.replayed = true;
+  return c;
+}
+
+measure::MeasurementRecord Measurer::RecordOf(const Request& request, const measure::Measurement& m,
+                                              int attempts) {
+  measure::MeasurementRecord record;
+  record.key = request.key.ToString();
+  record.pattern = request.pattern;
+  record.scheme = request.scheme;
+  record.ok = m.ok();
+  record.candidate_ms = m.candidate_ms;
+  record.reference_ms = m.reference_ms;
+  record.attempts = attempts;
+  if (!m.ok()) {
+    record.error_kind = measure::FailureKindName(m.failure, m.exit_code);
+    record.error_detail = m.detail.substr(0, 2000);
+  }
+  return record;
+}
+
+Status Measurer::CompareAll(std::deque<Request>& requests, const OnCompared& on_compared) {
   // Every request goes to the benchmark at once; it keeps at most max_in_flight measuring
   // and writes each one's files (write_files) only when it hands that one out, so the
   // tuner prepares the next candidate while the others are measured. A write error is
-  // the run's error (after the batch), not a failed measurement.
+  // the run's error (after the stream), not a failed measurement.
   benchmark_.set_max_in_flight(options_.max_in_flight);
-  std::vector<std::optional<std::pair<std::string, std::string>>> paths(requests.size());
-  std::vector<char> write_failed(requests.size(), 0);
+  // Per request, grown as requests are appended (a deque: references stay valid).
+  std::deque<std::optional<std::pair<std::string, std::string>>> paths;
+  std::deque<char> write_failed;
   Status write_error = Status::Ok();
-  std::vector<measure::MeasureRequest> pending;  // pending[j] measures requests[index[j]]
+  Status log_error = Status::Ok();
+  std::deque<measure::MeasureRequest> pending;  // pending[j] measures requests[index[j]]
   std::vector<size_t> index;
-  for (size_t i : todo) {
+  size_t seen = 0;  // requests[0, seen) are answered or pending
+  auto measure_request = [&](size_t i) {
     measure::MeasureRequest m;
     m.rounds = options_.rounds;
     m.candidate_plan = requests[i].candidate_plan;
@@ -109,10 +130,24 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
       }
       return *paths[i];
     };
-    pending.push_back(std::move(m));
-    index.push_back(i);
-  }
-  Status log_error = Status::Ok();
+    return m;
+  };
+  // Takes in the requests not seen yet, appended ones too: a replayed one is answered at
+  // once (its on_compared may append more), the others join what is being measured.
+  auto take_new = [&] {
+    while (seen < requests.size()) {
+      const size_t i = seen++;
+      paths.emplace_back();
+      write_failed.push_back(0);
+      if (std::optional<Comparison> c = Replayed(requests[i])) {
+        on_compared(i, *c);
+        continue;
+      }
+      pending.push_back(measure_request(i));
+      index.push_back(i);
+    }
+  };
+  take_new();
   const auto measuring = std::chrono::steady_clock::now();
   const double transfer_before = benchmark_.transfer_seconds();
   const double prepare_before = timing_.prepare_s;
@@ -121,45 +156,33 @@ Status Measurer::MeasureGroup(std::span<const Request> requests, const std::vect
       const int shift = std::min(attempts - 2, 3);  // at most 8x the first backoff
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.backoff_ms << shift));
     }
-    std::vector<measure::MeasureRequest> retry;
+    std::deque<measure::MeasureRequest> retry;
     std::vector<size_t> retry_index;
-    benchmark_.MeasureMany(pending, [&](size_t j, measure::Measurement m) {
-      const Request& request = requests[index[j]];
-      Comparison& c = out[index[j]];
-      if (write_failed[index[j]]) {  // nothing was measured: the run fails with write_error
-        c = Comparison{};
+    benchmark_.MeasureAll(pending, [&](size_t j, measure::Measurement m) {
+      const size_t i = index[j];
+      Comparison c;
+      if (write_failed[i]) {  // nothing was measured: the run fails with write_error
         c.error = "the candidate could not be written";
-        return;
-      }
-      if (!m.ok() && measure::IsTransient(m.failure) && attempts <= options_.retries) {
+      } else if (!m.ok() && measure::IsTransient(m.failure) && attempts <= options_.retries) {
         ++counters_.retried;
         retry.push_back(pending[j]);
-        retry_index.push_back(index[j]);
+        retry_index.push_back(i);
         return;
+      } else {
+        const measure::MeasurementRecord record = RecordOf(requests[i], m, attempts);
+        Status appended = log_.Append(record);
+        if (!appended.ok() && log_error.ok()) log_error = appended;
+        if (m.ok()) {
+          ++counters_.measured;
+          replay_ok_[record.key] = record;
+          c = CompareRounds(m.candidate_ms, m.reference_ms);
+        } else {
+          ++counters_.failed;
+          c.error = record.error_kind + (m.detail.empty() ? "" : ": " + m.detail.substr(0, 300));
+        }
       }
-      measure::MeasurementRecord record;
-      record.key = request.key.ToString();
-      record.pattern = request.pattern;
-      record.scheme = request.scheme;
-      record.ok = m.ok();
-      record.candidate_ms = m.candidate_ms;
-      record.reference_ms = m.reference_ms;
-      record.attempts = attempts;
-      if (!m.ok()) {
-        record.error_kind = measure::FailureKindName(m.failure, m.exit_code);
-        record.error_detail = m.detail.substr(0, 2000);
-      }
-      Status appended = log_.Append(record);
-      if (!appended.ok() && log_error.ok()) log_error = appended;
-      if (!m.ok()) {
-        ++counters_.failed;
-        c = Comparison{};
-        c.error = record.error_kind + (m.detail.empty() ? "" : ": " + m.detail.substr(0, 300));
-        return;
-      }
-      ++counters_.measured;
-      replay_ok_[record.key] = record;
-      c = CompareRounds(m.candidate_ms, m.reference_ms);
+      on_compared(i, c);
+      take_new();
     });
     RETURN_IF_ERROR(write_error);
     RETURN_IF_ERROR(log_error);

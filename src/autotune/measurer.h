@@ -5,6 +5,7 @@
 // used, so a kill loses only the measurements in flight.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -74,11 +75,18 @@ class Measurer {
     std::optional<measure::PlannedModel> candidate_plan, reference_plan;
   };
   // Compare() for several pairs at once: the replayed ones come from the log, the others
-  // go to Benchmark::MeasureMany together, at most max_in_flight measuring at a time, each
+  // go to Benchmark::MeasureAll together, at most max_in_flight measuring at a time, each
   // one's write_files called only when the back end hands it out (transient failures are
   // retried together, after the backoff). Each is logged as it completes. Results in the
   // order of `requests`; the error is the first failed write_files or log append.
   StatusOr<std::vector<Comparison>> CompareMany(std::span<const Request> requests);
+
+  // CompareMany as a stream: `on_compared(i, c)` is called once per request i with its
+  // final result (replayed, measured, or failed after its retries), in completion order,
+  // and may append follow-up requests to `requests`, which are measured in the same
+  // stream behind those waiting (they fill the measurers the others leave idle).
+  using OnCompared = std::function<void(size_t index, const Comparison& comparison)>;
+  Status CompareAll(std::deque<Request>& requests, const OnCompared& on_compared);
 
   const MeasurerCounters& counters() const { return counters_; }
   const MeasurerTiming& timing() const { return timing_; }
@@ -86,10 +94,11 @@ class Measurer {
   measure::Benchmark& benchmark() { return benchmark_; }
 
  private:
-  // Measures requests[i] for every i in `todo` (all not replayed), logs each as it
-  // completes and stores its Comparison in `out[i]`.
-  Status MeasureGroup(std::span<const Request> requests, const std::vector<size_t>& todo,
-                      std::vector<Comparison>& out);
+  // The result of requests[i] when the log has it (counted as replayed).
+  std::optional<Comparison> Replayed(const Request& request);
+  // The state-log record of a finished measurement of `request`.
+  static measure::MeasurementRecord RecordOf(const Request& request, const measure::Measurement& m,
+                                             int attempts);
 
   measure::Benchmark& benchmark_;
   measure::StateLog& log_;

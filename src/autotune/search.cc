@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -237,6 +238,15 @@ bool Searcher::Wins(const Comparison& c) const {
   return c.ok && c.ratio < 1.0 - std::max(options_.min_gain, 2 * c.noise);
 }
 
+Searcher::Proposal* Searcher::BestWin(std::vector<Proposal>& batch, size_t state) const {
+  Proposal* best = nullptr;
+  for (Proposal& p : batch) {
+    if (p.state != state || !p.measure || !Wins(p.first)) continue;
+    if (best == nullptr || p.first.ratio < best->first.ratio) best = &p;
+  }
+  return best;
+}
+
 std::vector<Searcher::PatternState> Searcher::InitStates(const Incumbent& incumbent) const {
   std::vector<PatternState> states;
   for (const PatternInfo& pattern : patterns_) {
@@ -357,29 +367,91 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
       std::chrono::duration<double>(std::chrono::steady_clock::now() - proposing).count();
   result.candidates += static_cast<int>(requests.size());
   ++result.generations;
-  // 2. All measured at once (the back end keeps K in flight), with the first batch.
+  // 2. All measured at once (the back end keeps K in flight), the first batch first. Each
+  // pattern's confirmation (step 4) joins the stream as soon as its own candidates are
+  // measured, and the combination as soon as all are, so measurers do not wait for the
+  // slowest pattern; which follow-ups are made does not depend on when they are made.
   const size_t own = requests.size();
-  requests.insert(requests.end(), first_batch_.begin(), first_batch_.end());
-  ASSIGN_OR_RETURN(std::vector<Comparison> measured, measurer_.CompareMany(requests));
-  if (!first_batch_.empty()) {
+  const size_t first_count = first_batch_.size();
+  std::deque<Measurer::Request> stream(first_batch_.begin(), first_batch_.end());
+  stream.insert(stream.end(), requests.begin(), requests.end());
+  std::vector<Proposal*> proposal_at;  // by stream index - first_count
+  std::map<size_t, int> left_of;       // candidates not measured yet, by state index
+  for (Proposal& p : batch) {
+    if (!p.measure) continue;
+    proposal_at.push_back(&p);
+    ++left_of[p.state];
+  }
+  size_t left = own, first_left = first_count;
+  std::vector<Comparison> extra(first_count);  // the first batch's comparisons
+  std::optional<StatusOr<Placement>> start;    // first_batch_done's answer
+  std::map<size_t, size_t> confirm_at;         // state -> stream index of its confirmation
+  std::set<size_t> followed;                   // states whose follow-up was decided
+  CombinedReport together;
+  Placement combined = incumbent.placement;
+  size_t combined_at = 0;  // stream index of the combination's first measurement, 0: none
+  bool combination_decided = false;
+  std::map<size_t, Comparison> followups;  // by stream index
+  // Follow-ups may go out once the first batch kept this generation's incumbent.
+  auto follow_up = [&] {
+    if (first_left > 0 || (start.has_value() && !(start->ok() && **start == incumbent.placement))) {
+      return;
+    }
+    for (const auto& [state, n] : left_of) {
+      if (n > 0 || !followed.insert(state).second) continue;
+      if (Proposal* best = BestWin(batch, state)) {
+        confirm_at[state] = stream.size();
+        stream.push_back(MakeRequest(best->key.Repeated(), states[state].pattern->id,
+                                     best->entry.scheme, best->candidate,
+                                     static_cast<int>(stream.size()), incumbent));
+      }
+    }
+    if (left > 0 || combination_decided) return;
+    combination_decided = true;
+    if (confirm_at.size() < 2) return;
+    for (const auto& [state, at] : confirm_at) {
+      const Proposal& best = *BestWin(batch, state);
+      combined = ApplyScheme(*states[state].pattern, best.entry.scheme, combined, exporter_);
+      together.parts.push_back(states[state].pattern->id + ":" + best.entry.scheme);
+    }
+    together.result.scheme = fmt::format("{}", fmt::join(together.parts, "+"));
+    const measure::MeasurementKey key{.candidate = PlacementHash(combined),
+                                      .reference = incumbent.hash};
+    combined_at = stream.size();
+    for (const measure::MeasurementKey& k : {key, key.Repeated()}) {
+      stream.push_back(MakeRequest(k, "combined", together.result.scheme, combined,
+                                   static_cast<int>(stream.size()), incumbent));
+    }
+  };
+  RETURN_IF_ERROR(measurer_.CompareAll(stream, [&](size_t i, const Comparison& c) {
+    if (i < first_count) {
+      extra[i] = c;
+      if (--first_left == 0) start = options_.first_batch_done(extra);
+    } else if (i < first_count + own) {
+      Proposal& p = *proposal_at[i - first_count];
+      p.first = c;
+      --left_of[p.state];
+      --left;
+    } else {
+      followups[i] = c;
+      return;
+    }
+    follow_up();
+  }));
+  if (first_count > 0) {
     first_batch_.clear();
-    const std::vector<Comparison> extra(measured.begin() + static_cast<ptrdiff_t>(own),
-                                        measured.end());
-    measured.resize(own);
-    ASSIGN_OR_RETURN(Placement start, options_.first_batch_done(extra));
-    if (start != incumbent.placement) {
+    if (!start->ok()) return start->status();
+    if (**start != incumbent.placement) {
       result.speculative_discarded += static_cast<int>(own);
-      restart_ = std::move(start);
+      restart_ = std::move(**start);
       return true;
     }
   }
   progress.Advance(static_cast<int64_t>(own));
-  // 3. Each pattern's best first-measurement win, in proposal order (ties: the first).
+  // 3. Each pattern's best first-measurement win (BestWin), and the report entries.
   std::map<size_t, Proposal*> best_win;  // by state index
-  size_t r = 0;
   for (Proposal& p : batch) {
     if (!p.measure) continue;
-    p.first = measured[r++];
     SchemeResult& e = p.entry;
     e.status = !p.first.ok ? "failed" : p.first.replayed ? "replayed" : "measured";
     e.error = p.first.error;
@@ -387,34 +459,18 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     e.noise = p.first.noise;
     e.candidate_ms = p.first.candidate_ms;
     e.reference_ms = p.first.reference_ms;
-    if (!p.first.ok) continue;
-    noises_.push_back(p.first.noise);
-    if (!Wins(p.first)) continue;
-    Proposal*& best = best_win[p.state];
-    if (best == nullptr || p.first.ratio < best->first.ratio) best = &p;
+    if (p.first.ok) noises_.push_back(p.first.noise);
   }
-  // 4. The wins confirmed, and (two or more) all of them together measured twice, at once.
-  std::vector<Measurer::Request> confirm;
-  for (auto& [state, p] : best_win) {
-    confirm.push_back(MakeRequest(p->key.Repeated(), states[state].pattern->id, p->entry.scheme,
-                                  p->candidate, static_cast<int>(confirm.size()), incumbent));
+  for (const auto& [state, n] : left_of) {
+    if (Proposal* best = BestWin(batch, state)) best_win[state] = best;
   }
-  CombinedReport together;
-  Placement combined = incumbent.placement;
+  // 4. The confirmations and the combination, measured in the stream above.
+  std::vector<Comparison> confirmed;
+  for (const auto& [state, p] : best_win) confirmed.push_back(followups.at(confirm_at.at(state)));
   if (best_win.size() >= 2) {
-    for (auto& [state, p] : best_win) {
-      combined = ApplyScheme(*states[state].pattern, p->entry.scheme, combined, exporter_);
-      together.parts.push_back(states[state].pattern->id + ":" + p->entry.scheme);
-    }
-    together.result.scheme = fmt::format("{}", fmt::join(together.parts, "+"));
-    const measure::MeasurementKey key{.candidate = PlacementHash(combined),
-                                      .reference = incumbent.hash};
-    for (const measure::MeasurementKey& k : {key, key.Repeated()}) {
-      confirm.push_back(MakeRequest(k, "combined", together.result.scheme, combined,
-                                    static_cast<int>(confirm.size()), incumbent));
-    }
+    confirmed.push_back(followups.at(combined_at));
+    confirmed.push_back(followups.at(combined_at + 1));
   }
-  ASSIGN_OR_RETURN(std::vector<Comparison> confirmed, measurer_.CompareMany(confirm));
   // 5. Adopt: all the wins together when that holds, else the best single win that holds.
   Proposal* adopted = nullptr;
   bool adopted_all = false;

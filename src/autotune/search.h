@@ -15,16 +15,17 @@
 // Generations (the search does not depend on how many measurements run at once): in a
 // generation every pattern with budget left proposes its next candidates (at most half its
 // schemes_per_pattern, rounded up), all against the same incumbent, and all of them are
-// measured at once (Measurer::CompareMany; the back end keeps K in flight). Each
+// measured at once (Measurer::CompareAll; the back end keeps K in flight). Each
 // measurement compares the candidate with the incumbent, interleaved; a win must exceed
-// both `min_gain` and twice the noise seen in that measurement. Then, at once: each
-// pattern's best win (the lowest ratio; ties to the first proposed) is measured again to
-// confirm it, and, when two or more patterns won, all those wins applied together are
-// measured twice. The combination is adopted when both its measurements and their mean
-// win and it beats the best confirmed single win; else that best confirmed single win is
-// adopted (its mean with the confirmation must win). Every decision follows the proposal
-// order, never the order in which results arrive, so the final placement is a function
-// of the seed and the measured values only: the same for every K, and under kills,
+// both `min_gain` and twice the noise seen in that measurement. In the same stream, as
+// soon as a pattern's own candidates are measured, its best win (the lowest ratio; ties to
+// the first proposed) is measured again to confirm it, and, as soon as all are and two or
+// more patterns won, all those wins applied together are measured twice: the follow-ups
+// fill the workers the generation's last candidates leave idle. The combination is adopted when
+// both its measurements and their mean win and it beats the best confirmed single win; else that
+// best confirmed single win is adopted (its mean with the confirmation must win). Every decision
+// follows the proposal order, never the order in which results arrive, so the final placement is a
+// function of the seed and the measured values only: the same for every K, and under kills,
 // timeouts and retries (the state log replays what was measured). A pattern whose scheme
 // measured faster than the incumbent by more than its noise but too little to adopt keeps
 // it as its lead: its next flips and mutations start from it.
@@ -168,6 +169,9 @@ class Searcher {
   StatusOr<std::optional<Proposal>> Propose(PatternState& state, size_t index,
                                             const Incumbent& incumbent);
   bool Wins(const Comparison& c) const;
+  // The measured proposal of pattern `state` in `batch` with the lowest first-measurement
+  // ratio among those that win (ties: the first proposed); nullptr when none wins.
+  Proposal* BestWin(std::vector<Proposal>& batch, size_t state) const;
   // Records a candidate measured twice in `e`: status and error; ratio, noise and
   // latencies of the first, or of the mean (CombineComparisons) when both are ok, which
   // then notes both noises and returns the mean.

@@ -30,8 +30,14 @@ bool IsTransient(FailureKind kind) {
          kind == FailureKind::kConnection;
 }
 
-void Benchmark::MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done) {
+void Benchmark::MeasureAll(std::deque<MeasureRequest>& requests, const OnMeasured& on_done) {
+  // requests.size() is read again after each on_done, which may have appended.
   for (size_t i = 0; i < requests.size(); ++i) on_done(i, Measure(Prepared(requests[i])));
+}
+
+void Benchmark::MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done) {
+  std::deque<MeasureRequest> queue(requests.begin(), requests.end());
+  MeasureAll(queue, on_done);
 }
 
 MeasureRequest Prepared(const MeasureRequest& request) {

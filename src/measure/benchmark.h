@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -85,12 +86,17 @@ class Benchmark {
   virtual Measurement Measure(const MeasureRequest& request) = 0;
 
   // Measures every request; `on_done(i, m)` is called exactly once per request i, from the
-  // calling thread, as each one completes (in any order), before MeasureMany returns.
-  // Back ends that can measure several at once do (Redis: one job per request, taken by as
-  // many workers as there are); the default measures one at a time, in order, because two
-  // measurements on one machine would disturb each other (in-process, command).
+  // calling thread, as each one completes (in any order), before MeasureAll returns.
+  // on_done may append requests to `requests` (a follow-up that depends on what was just
+  // measured): they are measured in the same call, after those already waiting, so they
+  // fill the measurers the others leave idle. Back ends that can measure several at once do
+  // (Redis: one job per request, taken by as many workers as there are); the default
+  // measures one at a time, in order, because two measurements on one machine would
+  // disturb each other (in-process, command).
   using OnMeasured = std::function<void(size_t index, Measurement measurement)>;
-  virtual void MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done);
+  virtual void MeasureAll(std::deque<MeasureRequest>& requests, const OnMeasured& on_done);
+  // MeasureAll of a fixed list.
+  void MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done);
 
   // At most this many of MeasureMany's requests in flight at once (Redis: the rest wait
   // in this process, their files not yet written); no limit unless set. Back ends that

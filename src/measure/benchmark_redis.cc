@@ -177,54 +177,72 @@ Job RedisBenchmark::MakeJob(const MeasureRequest& request) {
 
 Measurement RedisBenchmark::Measure(const MeasureRequest& request) {
   Measurement out;
-  MeasureMany(std::span(&request, 1), [&out](size_t, Measurement m) { out = std::move(m); });
+  std::deque<MeasureRequest> one{request};
+  MeasureAll(one, [&out](size_t, Measurement m) { out = std::move(m); });
   return out;
 }
 
-void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
-                                 const OnMeasured& on_done) {
+void RedisBenchmark::MeasureAll(std::deque<MeasureRequest>& requests, const OnMeasured& on_done) {
   std::map<std::string, InFlight> jobs;  // by job id: submitted (or being submitted)
   std::deque<size_t> waiting;            // requests not handed out yet, in order
+  size_t seen = 0;                       // requests[0, seen) are answered, in jobs or waiting
   double longest_timeout_s = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if ((requests[i].candidate_path.empty() && !requests[i].prepare) || requests[i].rounds < 1) {
-      on_done(i, Failure(FailureKind::kUnparsable,
-                         "a measurement needs a candidate path and rounds >= 1"));
-      continue;
+  // Takes in the requests not seen yet (those on_done appended, too) behind the others.
+  auto take_new = [&] {
+    while (seen < requests.size()) {
+      const size_t i = seen++;
+      if ((requests[i].candidate_path.empty() && !requests[i].prepare) || requests[i].rounds < 1) {
+        on_done(i, Failure(FailureKind::kUnparsable,
+                           "a measurement needs a candidate path and rounds >= 1"));
+        continue;
+      }
+      waiting.push_back(i);
+      longest_timeout_s =
+          std::max(longest_timeout_s,
+                   requests[i].timeout_s > 0 ? requests[i].timeout_s : options_.timeout_s);
+      ++batch_size_;
     }
-    waiting.push_back(i);
-    longest_timeout_s = std::max(
-        longest_timeout_s, requests[i].timeout_s > 0 ? requests[i].timeout_s : options_.timeout_s);
-  }
+  };
+  batch_size_ = 0;
+  take_new();
   // The queue must keep moving: every job has timeout + queue_wait after the batch's start
   // or its last answer, whichever is later.
-  const auto patience = std::chrono::milliseconds(
-      static_cast<int64_t>((longest_timeout_s + options_.queue_wait_s) * 1000));
-  auto deadline = Clock::now() + patience;
+  auto patience = [&] {
+    return std::chrono::milliseconds(
+        static_cast<int64_t>((longest_timeout_s + options_.queue_wait_s) * 1000));
+  };
+  auto deadline = Clock::now() + patience();
   std::string last_error;
   auto last_worker_check = Clock::now();
   auto last_worker_seen = Clock::now();
+  // Answers every job in flight and waiting with `m`, and what on_done appends meanwhile.
   auto answer_all = [&](const Measurement& m) {
-    for (auto& [id, f] : jobs) {
-      if (!f.entry_id.empty() && client_.connected()) {  // withdraw it: nobody waits for it now
-        client_.Command({"XDEL", keys_.jobs(), f.entry_id}).status().IgnoreError();
+    for (;;) {
+      for (auto& [id, f] : jobs) {
+        if (!f.entry_id.empty() && client_.connected()) {  // withdraw it: nobody waits for it
+          client_.Command({"XDEL", keys_.jobs(), f.entry_id}).status().IgnoreError();
+        }
+        Measurement mine = m;
+        if (mine.failure == FailureKind::kTimeout) {
+          mine.detail = fmt::format(
+              "no worker answered job {} within {:g} s (--timeout {:g} s plus {:g} s of "
+              "queueing)",
+              id, longest_timeout_s + options_.queue_wait_s, f.job.timeout_s,
+              options_.queue_wait_s);
+        }
+        on_done(f.index, std::move(mine));
       }
-      Measurement mine = m;
-      if (mine.failure == FailureKind::kTimeout) {
-        mine.detail = fmt::format(
-            "no worker answered job {} within {:g} s (--timeout {:g} s plus {:g} s of "
-            "queueing)",
-            id, longest_timeout_s + options_.queue_wait_s, f.job.timeout_s, options_.queue_wait_s);
+      jobs.clear();
+      while (!waiting.empty()) {
+        const size_t i = waiting.front();
+        waiting.pop_front();
+        Measurement mine = m;
+        if (mine.failure == FailureKind::kTimeout) mine.detail = "not submitted: the queue stopped";
+        on_done(i, std::move(mine));
       }
-      on_done(f.index, std::move(mine));
+      take_new();
+      if (waiting.empty()) return;
     }
-    jobs.clear();
-    for (size_t i : waiting) {
-      Measurement mine = m;
-      if (mine.failure == FailureKind::kTimeout) mine.detail = "not submitted: the queue stopped";
-      on_done(i, std::move(mine));
-    }
-    waiting.clear();
   };
   // At most max_in_flight() jobs at once: the others wait here, their files not written.
   const size_t window = static_cast<size_t>(max_in_flight());
@@ -237,10 +255,11 @@ void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
       jobs.emplace(std::move(id), InFlight{std::move(job), i, "", -1});
     }
   };
-  batch_size_ = static_cast<int>(waiting.size());
   in_flight_ = static_cast<int>(std::min(window, waiting.size()));
   NotifyStatus();
-  while ((!jobs.empty() || !waiting.empty()) && Clock::now() < deadline) {
+  for (;;) {
+    take_new();  // what on_done appended (answers, refused files)
+    if ((jobs.empty() && waiting.empty()) || Clock::now() >= deadline) break;
     fill();
     Status s = SubmitAll(requests, jobs, on_done);
     if (!s.ok()) {
@@ -262,7 +281,8 @@ void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
       continue;
     }
     if (*answered > 0) {
-      deadline = Clock::now() + patience;
+      take_new();  // the deadline counts their timeouts too
+      deadline = Clock::now() + patience();
       in_flight_ = static_cast<int>(jobs.size());
       NotifyStatus();
     }
@@ -293,7 +313,7 @@ void RedisBenchmark::MeasureMany(std::span<const MeasureRequest> requests,
   NotifyStatus();
 }
 
-Status RedisBenchmark::SubmitAll(std::span<const MeasureRequest> requests,
+Status RedisBenchmark::SubmitAll(const std::deque<MeasureRequest>& requests,
                                  std::map<std::string, InFlight>& jobs, const OnMeasured& on_done) {
   RETURN_IF_ERROR(client_.Connect());
   for (auto it = jobs.begin(); it != jobs.end();) {

@@ -68,7 +68,7 @@ class RedisBenchmark : public Benchmark {
   ~RedisBenchmark() override;
 
   Measurement Measure(const MeasureRequest& request) override;
-  void MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done) override;
+  void MeasureAll(std::deque<MeasureRequest>& requests, const OnMeasured& on_done) override;
   // "redis redis://host:6379/0 queue default (2 workers: a 12 jobs 1.3/s, b ...)"; no password.
   std::string Describe() const override;
   // "workers 2, in flight 1 of 2, w1 0.45/s, w2 0.44/s": live workers, jobs not answered
@@ -97,7 +97,7 @@ class RedisBenchmark : public Benchmark {
   Job MakeJob(const MeasureRequest& request);
   struct InFlight {
     Job job;
-    size_t index = 0;      // into the requests of MeasureMany
+    size_t index = 0;      // into the requests of MeasureAll
     std::string entry_id;  // on the jobs stream ("" until submitted)
     int connect = -1;      // client_.connects() when submitted; -1: not yet
     // The candidate's and reference's paths, once the request's files are written.
@@ -107,8 +107,8 @@ class RedisBenchmark : public Benchmark {
   // submitted on this connection yet, and submits them (again after a reconnect).
   // A job whose model file cannot be read is answered kUnparsable and removed; connection
   // errors (Unavailable, FailedPrecondition) are returned.
-  Status SubmitAll(std::span<const MeasureRequest> requests, std::map<std::string, InFlight>& jobs,
-                   const OnMeasured& on_done);
+  Status SubmitAll(const std::deque<MeasureRequest>& requests,
+                   std::map<std::string, InFlight>& jobs, const OnMeasured& on_done);
   // Reads what arrived on the results stream; answers jobs of `jobs` (removing them).
   // Returns how many were answered, or the connection error.
   StatusOr<int> CollectResults(std::map<std::string, InFlight>& jobs, const OnMeasured& on_done);
@@ -132,7 +132,7 @@ class RedisBenchmark : public Benchmark {
   int workers_live_ = 0;  // at the last look
   bool workers_build_plans_ = false;
   int in_flight_ = 0;
-  int batch_size_ = 0;     // of the last MeasureMany
+  int batch_size_ = 0;     // requests of the last MeasureAll
   double transfer_s_ = 0;  // reading, hashing and uploading files
 };
 
