@@ -9,7 +9,7 @@
 //  * CommandBenchmark (benchmark_command.h): any external tool, e.g. `trtexec
 //    --onnx={model}` or `qtune bench {model} --json`; latency parsed with a regex.
 //  * RedisBenchmark (benchmark_redis.h): `qtune worker`s on other machines, reached through
-//    Redis Streams; the one back end that measures several requests at once (MeasureMany).
+//    Redis Streams; the one back end that measures several requests at once (MeasureAll).
 // The autotuner and `qtune tune` measure through this interface alone.
 #pragma once
 
@@ -98,7 +98,7 @@ class Benchmark {
   // MeasureAll of a fixed list.
   void MeasureMany(std::span<const MeasureRequest> requests, const OnMeasured& on_done);
 
-  // At most this many of MeasureMany's requests in flight at once (Redis: the rest wait
+  // At most this many of MeasureAll's requests in flight at once (Redis: the rest wait
   // in this process, their files not yet written); no limit unless set. Back ends that
   // measure one at a time ignore it.
   void set_max_in_flight(int n) { max_in_flight_ = n < 1 ? 1 : n; }

@@ -1,12 +1,12 @@
 // RedisBenchmark: measures on `qtune worker`s reached through Redis Streams
-// (redis_protocol.h, docs/workers.md). MeasureMany() uploads each candidate and reference
+// (redis_protocol.h, docs/workers.md). MeasureAll() uploads each candidate and reference
 // once (by SHA-256; redis_upload.h), puts one job per request on the queue's stream, at most
 // max_in_flight() at a time (the next one, its files written only then, as soon as a result
 // frees a place), and collects the results from this tuner's own results stream by job id,
 // as they come: with W workers, W jobs are measured at the same time. A request with a
 // candidate_plan goes as its plan when every live worker builds plans (planned_model.h):
 // its files are never written. Results carry the job id: one that
-// arrives twice or late is ignored, so nothing is counted twice. Measure() is MeasureMany()
+// arrives twice or late is ignored, so nothing is counted twice. Measure() is MeasureAll()
 // of one.
 //
 // Failures, as every Benchmark reports them:
@@ -72,7 +72,7 @@ class RedisBenchmark : public Benchmark {
   // "redis redis://host:6379/0 queue default (2 workers: a 12 jobs 1.3/s, b ...)"; no password.
   std::string Describe() const override;
   // "workers 2, in flight 1 of 2, w1 0.45/s, w2 0.44/s": live workers, jobs not answered
-  // yet of the last batch handed to MeasureMany, each worker's measurements per second.
+  // yet of the last batch handed to MeasureAll, each worker's measurements per second.
   std::string ProgressNote() const override;
   double transfer_seconds() const override { return transfer_s_; }
   bool may_build_plans() const override { return true; }

@@ -2,8 +2,9 @@
 // private copy with the pass pipeline and keeps it; Run() executes it, compiling a plan
 // (with fusions) the first time it sees a set of input sizes and reusing it afterwards.
 //
-// Thread safety: Run() may be called from several threads; calls are serialized (a plan
-// owns one arena).
+// Thread safety: Run() may be called from several threads; calls are serialized: a plan
+// owns one arena, and its kernels keep their argument lists bound to it between runs (a
+// warm run allocates nothing). Two sessions run in parallel: create one per thread.
 //
 // NaN and infinity: oneDNN's max-based kernels (ReLU, pooling, clamps) turn NaN into a
 // number. A Run whose floating-point inputs hold NaN or +-inf therefore runs on the
