@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -19,6 +20,11 @@ namespace qtune::testing {
 // model file's bytes: a deterministic back end, as tests/autotune uses.
 inline constexpr char kLatencyOfFileScript[] =
     "n=$(cksum < \"$1\" | cut -d' ' -f1)\necho \"\\\"median_ms\\\": $((100 + n % 997))\"\n";
+
+// Seconds since `since` on the steady clock.
+inline double SecondsSince(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
 
 class RedisTest : public ::testing::Test {
  protected:

@@ -24,6 +24,7 @@ namespace qtune::measure {
 namespace {
 namespace fs = std::filesystem;
 using qtune::testing::RedisServer;
+using qtune::testing::SecondsSince;
 using qtune::testing::WorkerProcess;
 using Clock = std::chrono::steady_clock;
 
@@ -31,10 +32,6 @@ const std::string kModel = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resne
 const std::map<std::string, std::vector<int64_t>> kInputSizes = {{"input", {1, 1, 28, 28}}};
 
 using qtune::testing::kLatencyOfFileScript;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 class WorkersFaultTest : public qtune::testing::RedisTest {
  protected:
@@ -102,7 +99,7 @@ TEST_F(WorkersFaultTest, WorkerKilledMidJobHasItsJobReclaimedAndMeasuredOnce) {
   // Wait until the slow worker has taken the job, then kill it.
   const auto start = Clock::now();
   while (slow.Log().find("reclaimed") == std::string::npos &&
-         qtune::testing::ChildrenOf(slow.pid()).empty() && Seconds(start) < 10) {
+         qtune::testing::ChildrenOf(slow.pid()).empty() && SecondsSince(start) < 10) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_FALSE(qtune::testing::ChildrenOf(slow.pid()).empty()) << slow.Log();
@@ -119,7 +116,7 @@ TEST_F(WorkersFaultTest, WorkerKilledMidJobHasItsJobReclaimedAndMeasuredOnce) {
   // to measure twice.
   RedisClient admin(*ParseRedisUrl(redis_->Url()));
   int64_t jobs_left = -1;
-  for (const auto start_wait = Clock::now(); Seconds(start_wait) < 5;) {
+  for (const auto start_wait = Clock::now(); SecondsSince(start_wait) < 5;) {
     auto length = admin.Command({"XLEN", "qtune:default:jobs"});
     ASSERT_TRUE(length.ok());
     jobs_left = length->integer;
@@ -136,7 +133,7 @@ TEST_F(WorkersFaultTest, WorkersOnAnotherMachineAreRefusedUnlessAllowed) {
   WorkerProcess& b = StartWorker("b", Command("fast.sh") + " --threads 2");
   // Both heartbeats present before the tuner picks the first worker's machine.
   RedisClient admin(*ParseRedisUrl(redis_->Url()));
-  for (const auto start = Clock::now(); Seconds(start) < 10;) {
+  for (const auto start = Clock::now(); SecondsSince(start) < 10;) {
     auto keys = admin.Command({"KEYS", "qtune:default:worker:*"});
     if (keys.ok() && keys->elements.size() == 2) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -178,7 +175,7 @@ TEST_F(WorkersFaultTest, EngineCrashIsAnsweredAsCrashAndTheWorkerKeepsServing) {
   // a SIGSEGV into exit code 1, which is reported, rightly, as an exit, not a crash.
   std::vector<int> children;
   const auto start = Clock::now();
-  while (children.empty() && Seconds(start) < 20) {
+  while (children.empty() && SecondsSince(start) < 20) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     children = qtune::testing::ChildrenOf(worker.pid());
   }
@@ -295,7 +292,7 @@ TEST_F(WorkersFaultTest, DroppedConnectionsAndARestartedRedisAreSurvived) {
   const auto start = Clock::now();
   Measurement down = bench->Measure({ModelVariant("d.onnx", 'g'), "", 1, 1});
   EXPECT_EQ(down.failure, FailureKind::kConnection) << down.detail;
-  EXPECT_LT(Seconds(start), 1 + o.queue_wait_s + 3);
+  EXPECT_LT(SecondsSince(start), 1 + o.queue_wait_s + 3);
 }
 
 // MeasureMany: the jobs of a batch are in flight together, each answered exactly once,
@@ -329,7 +326,7 @@ TEST_F(WorkersFaultTest, ABatchIsMeasuredByBothWorkersAtOnceAndSurvivesARestarte
   // one after the other.
   const auto start = Clock::now();
   measure_batch("a");
-  EXPECT_LT(Seconds(start), 3.5);
+  EXPECT_LT(SecondsSince(start), 3.5);
   EXPECT_NE(workers_[0]->Log().find(": candidate "), std::string::npos);
   EXPECT_NE(workers_[1]->Log().find(": candidate "), std::string::npos);
   // Redis killed while both jobs are on the workers, restarted two seconds later.

@@ -19,14 +19,11 @@ namespace qtune::measure {
 namespace {
 namespace fs = std::filesystem;
 using qtune::testing::RedisServer;
+using qtune::testing::SecondsSince;
 using qtune::testing::WorkerProcess;
 using Clock = std::chrono::steady_clock;
 
 const std::string kModel = std::string(QTUNE_MODELS_DIR) + "/fmnist/fmnist_resnet.onnx";
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 class WorkersStreamTest : public qtune::testing::RedisTest {
  protected:
@@ -94,7 +91,7 @@ TEST_F(WorkersStreamTest, AFollowUpAppendedByOnDoneRunsBesideTheBatch) {
       requests.push_back({follow_up, "", 1, 30});
     }
   });
-  const double wall = Seconds(start);
+  const double wall = SecondsSince(start);
   ASSERT_EQ(requests.size(), 4u);
   ASSERT_EQ(answers.size(), 4u);
   for (size_t i = 0; i < answers.size(); ++i) EXPECT_EQ(answers[i], 1) << i;
