@@ -385,8 +385,11 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
   size_t left = own, first_left = first_count;
   std::vector<Comparison> extra(first_count);  // the first batch's comparisons
   std::optional<StatusOr<Placement>> start;    // first_batch_done's answer
-  std::map<size_t, size_t> confirm_at;         // state -> stream index of its confirmation
-  std::set<size_t> followed;                   // states whose follow-up was decided
+  // Each pattern's best first-measurement win (BestWin), once its candidates are measured,
+  // and the stream index of its confirmation; by state index.
+  std::map<size_t, Proposal*> best_win;
+  std::map<size_t, size_t> confirm_at;
+  std::set<size_t> followed;  // states whose follow-up was decided
   CombinedReport together;
   Placement combined = incumbent.placement;
   size_t combined_at = 0;  // stream index of the combination's first measurement, 0: none
@@ -399,20 +402,20 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     }
     for (const auto& [state, n] : left_of) {
       if (n > 0 || !followed.insert(state).second) continue;
-      if (Proposal* best = BestWin(batch, state)) {
-        confirm_at[state] = stream.size();
-        stream.push_back(MakeRequest(best->key.Repeated(), states[state].pattern->id,
-                                     best->entry.scheme, best->candidate,
-                                     static_cast<int>(stream.size()), incumbent));
-      }
+      Proposal* best = BestWin(batch, state);
+      if (best == nullptr) continue;
+      best_win[state] = best;
+      confirm_at[state] = stream.size();
+      stream.push_back(MakeRequest(best->key.Repeated(), states[state].pattern->id,
+                                   best->entry.scheme, best->candidate,
+                                   static_cast<int>(stream.size()), incumbent));
     }
     if (left > 0 || combination_decided) return;
     combination_decided = true;
-    if (confirm_at.size() < 2) return;
-    for (const auto& [state, at] : confirm_at) {
-      const Proposal& best = *BestWin(batch, state);
-      combined = ApplyScheme(*states[state].pattern, best.entry.scheme, combined, exporter_);
-      together.parts.push_back(states[state].pattern->id + ":" + best.entry.scheme);
+    if (best_win.size() < 2) return;
+    for (const auto& [state, best] : best_win) {
+      combined = ApplyScheme(*states[state].pattern, best->entry.scheme, combined, exporter_);
+      together.parts.push_back(states[state].pattern->id + ":" + best->entry.scheme);
     }
     together.result.scheme = fmt::format("{}", fmt::join(together.parts, "+"));
     const measure::MeasurementKey key{.candidate = PlacementHash(combined),
@@ -448,8 +451,7 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     }
   }
   progress.Advance(static_cast<int64_t>(own));
-  // 3. Each pattern's best first-measurement win (BestWin), and the report entries.
-  std::map<size_t, Proposal*> best_win;  // by state index
+  // 3. The report entries of the first measurements.
   for (Proposal& p : batch) {
     if (!p.measure) continue;
     SchemeResult& e = p.entry;
@@ -460,9 +462,6 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     e.candidate_ms = p.first.candidate_ms;
     e.reference_ms = p.first.reference_ms;
     if (p.first.ok) noises_.push_back(p.first.noise);
-  }
-  for (const auto& [state, n] : left_of) {
-    if (Proposal* best = BestWin(batch, state)) best_win[state] = best;
   }
   // 4. The confirmations and the combination, measured in the stream above.
   std::vector<Comparison> confirmed;

@@ -21,14 +21,15 @@
 // soon as a pattern's own candidates are measured, its best win (the lowest ratio; ties to
 // the first proposed) is measured again to confirm it, and, as soon as all are and two or
 // more patterns won, all those wins applied together are measured twice: the follow-ups
-// fill the workers the generation's last candidates leave idle. The combination is adopted when
-// both its measurements and their mean win and it beats the best confirmed single win; else that
-// best confirmed single win is adopted (its mean with the confirmation must win). Every decision
-// follows the proposal order, never the order in which results arrive, so the final placement is a
-// function of the seed and the measured values only: the same for every K, and under kills,
-// timeouts and retries (the state log replays what was measured). A pattern whose scheme
-// measured faster than the incumbent by more than its noise but too little to adopt keeps
-// it as its lead: its next flips and mutations start from it.
+// fill the workers the generation's last candidates leave idle. The combination is adopted
+// when both its measurements and their mean win and it beats the best confirmed single
+// win; else that best confirmed single win is adopted (its mean with the confirmation must
+// win). Every decision follows the proposal order, never the order in which results
+// arrive, so the final placement is a function of the seed and the measured values only:
+// the same for every K, and under kills, timeouts and retries (the state log replays what
+// was measured). A pattern whose scheme measured faster than the incumbent by more than
+// its noise but too little to adopt keeps it as its lead: its next flips and mutations
+// start from it.
 //
 // Small wins: after the generations, the wins too small to adopt alone (below min_gain or
 // inside the noise) may add up. The best measured scheme below ratio 1 of every pattern
