@@ -6,7 +6,8 @@
 # (20 "ms" less per QuantizeLinear node, plus the checksum of its first MiB, the graph's
 # nodes, where candidates differ, modulo 97), using no CPU of this machine to speak of. Each K runs from a fresh work dir with --parallel K and K
 # workers; prints wall time, the setup before the first measurement, measurements,
-# discarded measurements, the tuner's own time per candidate (propose, write, upload),
+# discarded measurements, measurements made ahead by idle workers (and how many of those
+# the search did not use), the tuner's own time per candidate (propose, write, upload),
 # speed-up and efficiency against K = 1 (on the whole wall time, and on the wall time
 # after the setup), and the hash of the tuned model: the same for every K, or the search
 # depends on K.
@@ -88,7 +89,8 @@ for k in $ks; do
       .update(require("fs").readFileSync(model)).digest("hex").slice(0, 12);
     const f = (x, d) => x.toFixed(d);
     console.log(`${search}\t| ${k} | ${f(w, 1)} | ${f(setup, 1)} | ${c.measured} | ` +
-      `${c.speculative_discarded ?? 0} | ${t.generations} | ${f(t.tuner_ms_per_candidate, 0)} | ` +
+      `${c.speculative_discarded ?? 0} | ${c.speculated ?? 0} (${c.speculated_unused ?? 0}) | ` +
+      `${t.generations} | ${f(t.tuner_ms_per_candidate, 0)} | ` +
       `${f(bw / w, 2)} | ${f(bw / w / k, 2)} | ${f(bs / search / k, 2)} | ` +
       `${r.final.speedup_vs_fp32.toFixed(3)} | ${hash} |`);
   ' "$dir.report.json" "$k" "$wall" "$dir.tuned.onnx" "$base_wall" "$base_search")
@@ -99,6 +101,6 @@ done
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); mode $mode, device $sleep_s s per call"
 echo
-echo "| K | wall s | setup s | measured | discarded | generations | tuner ms/candidate | speed-up | efficiency | efficiency after setup | tuned vs fp32 | tuned model |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| K | wall s | setup s | measured | discarded | ahead (unused) | generations | tuner ms/candidate | speed-up | efficiency | efficiency after setup | tuned vs fp32 | tuned model |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

@@ -67,11 +67,18 @@ std::optional<Comparison> Measurer::Replayed(const Request& request) {
   const std::string key = request.key.ToString();
   auto it = replay_ok_.find(key);
   if (it == replay_ok_.end()) {
-    if (replay_failed_.count(key)) ++counters_.retried_from_log;
+    if (replay_failed_.count(key) && !request.speculative) ++counters_.retried_from_log;
     return std::nullopt;
   }
-  ++counters_.replayed;
   Comparison c = CompareRounds(it->second.candidate_ms, it->second.reference_ms);
+  if (request.speculative) return c;        // known already: nothing to measure ahead
+  if (speculated_unused_.erase(key) > 0) {  // measured ahead in this run: used now
+    ++counters_.measured;
+    ++counters_.speculation_used;
+    c.ahead = true;
+    return c;
+  }
+  ++counters_.replayed;
   c.replayed = true;
   return c;
 }
@@ -163,6 +170,18 @@ Status Measurer::CompareAll(std::deque<Request>& requests, const OnCompared& on_
       Comparison c;
       if (write_failed[i]) {  // nothing was measured: the run fails with write_error
         c.error = "the candidate could not be written";
+      } else if (requests[i].speculative) {
+        ++counters_.speculated;
+        if (m.ok()) {
+          const measure::MeasurementRecord record = RecordOf(requests[i], m, attempts);
+          Status appended = log_.Append(record);
+          if (!appended.ok() && log_error.ok()) log_error = appended;
+          replay_ok_[record.key] = record;
+          speculated_unused_.insert(record.key);
+          c = CompareRounds(m.candidate_ms, m.reference_ms);
+        } else {
+          c.error = measure::FailureKindName(m.failure, m.exit_code);
+        }
       } else if (!m.ok() && measure::IsTransient(m.failure) && attempts <= options_.retries) {
         ++counters_.retried;
         retry.push_back(pending[j]);

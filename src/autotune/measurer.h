@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@ struct Comparison {
   double candidate_ms = 0.0;  // medians
   double reference_ms = 0.0;
   bool replayed = false;  // taken from the state log
+  bool ahead = false;     // measured earlier in this run by a speculative request
 };
 
 struct MeasurerCounters {
@@ -44,6 +46,10 @@ struct MeasurerCounters {
   int failed = 0;            // measurements that failed after retries
   int retried = 0;           // extra attempts made
   int retried_from_log = 0;  // keys whose logged attempt had failed, measured again now
+  // Speculative requests (Request::speculative) measured ahead, and how many of those a
+  // later request of the same key used (counted as measured then, not as replayed).
+  int speculated = 0;
+  int speculation_used = 0;
 };
 
 // Where the tuner's time went around the measurements (seconds).
@@ -73,6 +79,10 @@ class Measurer {
     // The same candidate and reference as plans (MeasureRequest::candidate_plan): a back
     // end whose measurers build plans never calls write_files.
     std::optional<measure::PlannedModel> candidate_plan, reference_plan;
+    // Measured ahead, on a guess, by a measurer that would otherwise be idle: logged when
+    // it succeeds, never retried, and not counted until a request of the same key uses it
+    // (that one is answered at once, as measured, not replayed). A failure is dropped.
+    bool speculative = false;
   };
   // Compare() for several pairs at once: the replayed ones come from the log, the others
   // go to Benchmark::MeasureAll together, at most max_in_flight measuring at a time, each
@@ -91,6 +101,8 @@ class Measurer {
   const MeasurerCounters& counters() const { return counters_; }
   const MeasurerTiming& timing() const { return timing_; }
   int rounds() const { return options_.rounds; }
+  // How many measurements may be in flight at once (MeasurerOptions::max_in_flight).
+  int max_in_flight() const { return options_.max_in_flight; }
   measure::Benchmark& benchmark() { return benchmark_; }
 
  private:
@@ -105,6 +117,7 @@ class Measurer {
   MeasurerOptions options_;
   std::map<std::string, measure::MeasurementRecord> replay_ok_;  // successful records by key
   std::map<std::string, int> replay_failed_;                     // failed records by key
+  std::set<std::string> speculated_unused_;  // keys measured ahead, not used yet
   MeasurerCounters counters_;
   MeasurerTiming timing_;
 };

@@ -14,6 +14,7 @@
 
 #include "autotune/pattern.h"
 #include "autotune/scheme_generator.h"
+#include "autotune/search_state.h"
 #include "core/file_io.h"
 #include "core/logging.h"
 #include "core/progress.h"
@@ -23,72 +24,6 @@
 
 namespace qtune::autotune {
 namespace fs = std::filesystem;
-
-std::vector<PatternInfo> GroupPatterns(const RegionTree& tree, const SignatureOptions& signature,
-                                       const PlacementExporter& exporter) {
-  std::map<std::string, PatternInfo> by_signature;
-  for (int id = 0; id < tree.num_leaves; ++id) {
-    std::string sig = PatternSignature(tree, id, signature);
-    PatternInfo& info = by_signature[sig];
-    if (info.regions.empty()) {
-      info.signature = sig;
-      info.id = PatternId(sig);
-      info.points = CandidatePoints(tree, id);
-    }
-    info.regions.push_back(id);
-    info.nodes += static_cast<int>(tree.regions[static_cast<size_t>(id)].nodes.size());
-    std::vector<ResolvedPoint> resolved;
-    for (const InsertionPoint& p : info.points) resolved.push_back(Resolve(tree, id, p));
-    info.resolved.push_back(std::move(resolved));
-  }
-  std::vector<PatternInfo> patterns;
-  for (auto& [sig, info] : by_signature) {
-    // Keep the points some region of the pattern can quantize.
-    std::vector<size_t> keep;
-    for (size_t i = 0; i < info.points.size(); ++i) {
-      for (const auto& region_points : info.resolved) {
-        if (exporter.Quantizable(region_points[i])) {
-          keep.push_back(i);
-          break;
-        }
-      }
-    }
-    PatternInfo kept = info;
-    kept.points.clear();
-    for (auto& r : kept.resolved) r.clear();
-    for (size_t i : keep) {
-      kept.points.push_back(info.points[i]);
-      for (size_t r = 0; r < info.resolved.size(); ++r) {
-        kept.resolved[r].push_back(info.resolved[r][i]);
-      }
-    }
-    patterns.push_back(std::move(kept));
-  }
-  std::sort(patterns.begin(), patterns.end(), [](const PatternInfo& a, const PatternInfo& b) {
-    return a.nodes != b.nodes ? a.nodes > b.nodes : a.id < b.id;
-  });
-  return patterns;
-}
-
-std::string ProjectScheme(const PatternInfo& pattern, size_t region, const Placement& placement) {
-  std::string scheme;
-  for (const ResolvedPoint& p : pattern.resolved[region]) {
-    scheme += placement.count(p) ? '1' : '0';
-  }
-  return scheme;
-}
-
-Placement ApplyScheme(const PatternInfo& pattern, const std::string& scheme,
-                      const Placement& placement, const PlacementExporter& exporter) {
-  Placement out = placement;
-  for (const auto& region_points : pattern.resolved) {
-    for (size_t i = 0; i < region_points.size(); ++i) {
-      out.erase(region_points[i]);
-      if (scheme[i] == '1' && exporter.Quantizable(region_points[i])) out.insert(region_points[i]);
-    }
-  }
-  return out;
-}
 
 Searcher::Searcher(const PlacementExporter& exporter, Measurer& measurer,
                    std::vector<PatternInfo> patterns, SearchOptions options)
@@ -154,67 +89,6 @@ StatusOr<Searcher::Incumbent> Searcher::MakeIncumbent(Placement placement, bool 
   return inc;
 }
 
-// One pattern's side of the search: its generator and what it learned so far.
-struct Searcher::PatternState {
-  const PatternInfo* pattern = nullptr;
-  PatternReport report;
-  std::optional<SchemeGenerator> generator;
-  std::set<std::string> tried_plans;  // plan keys measured against the current incumbent
-  int measured = 0;                   // candidates handed to the measurer
-  int proposals = 0, max_proposals = 0;
-  bool done = false;
-  // The lead: a scheme measured faster than the incumbent by more than its noise, but too
-  // little to adopt. Flips and mutations start from it instead of the incumbent's scheme.
-  std::string lead;
-  double lead_ratio = 1.0;
-};
-
-// A scheme skipped before measuring (entry.status set), or a candidate to measure.
-struct Searcher::Proposal {
-  size_t state = 0;  // index into the pattern states
-  SchemeResult entry;
-  bool measure = false;
-  Placement candidate;
-  measure::MeasurementKey key;  // the candidate against the incumbent
-  Comparison first;
-};
-
-StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(PatternState& state, size_t index,
-                                                              const Incumbent& incumbent) {
-  const PatternInfo& pattern = *state.pattern;
-  const std::string best_scheme =
-      state.lead.empty() ? ProjectScheme(pattern, 0, incumbent.placement) : state.lead;
-  std::optional<std::string> scheme = state.generator->Next(best_scheme);
-  if (!scheme.has_value()) return std::optional<Proposal>();
-  ++state.proposals;
-  Proposal p;
-  p.state = index;
-  p.entry.scheme = *scheme;
-  p.candidate = ApplyScheme(pattern, *scheme, incumbent.placement, exporter_);
-  if (p.candidate == incumbent.placement) {
-    p.entry.status = "same_placement";
-    return std::optional<Proposal>(std::move(p));
-  }
-  const std::string plan_key = PlanKey(p.candidate);
-  if (plan_key == incumbent.plan_key || state.tried_plans.count(plan_key)) {
-    p.entry.status = "same_plan";
-    return std::optional<Proposal>(std::move(p));
-  }
-  state.tried_plans.insert(plan_key);
-  if (options_.sqnr && options_.min_sqnr_db > 0) {
-    ASSIGN_OR_RETURN(auto graph, exporter_.Export(p.candidate));
-    ASSIGN_OR_RETURN(p.entry.sqnr_db, options_.sqnr(*graph));
-    if (!(p.entry.sqnr_db >= options_.min_sqnr_db)) {
-      p.entry.status = "below_accuracy";
-      return std::optional<Proposal>(std::move(p));
-    }
-  }
-  p.measure = true;
-  ++state.measured;
-  p.key = {.candidate = PlacementHash(p.candidate), .reference = incumbent.hash};
-  return std::optional<Proposal>(std::move(p));
-}
-
 std::optional<Comparison> Searcher::RecordTwice(SchemeResult& e, const Comparison& first,
                                                 const Comparison& again) {
   e.status = !first.ok ? "failed" : first.replayed ? "replayed" : "measured";
@@ -245,39 +119,6 @@ Searcher::Proposal* Searcher::BestWin(std::vector<Proposal>& batch, size_t state
     if (best == nullptr || p.first.ratio < best->first.ratio) best = &p;
   }
   return best;
-}
-
-std::vector<Searcher::PatternState> Searcher::InitStates(const Incumbent& incumbent) const {
-  std::vector<PatternState> states;
-  for (const PatternInfo& pattern : patterns_) {
-    PatternState s;
-    s.pattern = &pattern;
-    s.report.id = pattern.id;
-    s.report.signature = pattern.signature;
-    s.report.regions = static_cast<int>(pattern.regions.size());
-    s.report.points = static_cast<int>(pattern.points.size());
-    s.report.nodes = pattern.nodes;
-    s.done = pattern.points.empty();
-    // Seeds: the incumbent's projections (regions may differ), the cache's and
-    // --import-qdq's schemes, all points, none.
-    std::vector<std::string> seeds;
-    for (size_t r = 0; r < pattern.regions.size() && seeds.size() < 3; ++r) {
-      seeds.push_back(ProjectScheme(pattern, r, incumbent.placement));
-    }
-    if (auto it = options_.seeds.find(pattern.signature); it != options_.seeds.end()) {
-      seeds.insert(seeds.end(), it->second.begin(), it->second.end());
-    }
-    seeds.push_back(std::string(pattern.points.size(), '1'));
-    seeds.push_back(std::string(pattern.points.size(), '0'));
-    const uint64_t pattern_seed =
-        options_.seed ^ std::stoull(pattern.id.substr(0, 12), nullptr, 16);
-    s.max_proposals = 4 * options_.schemes_per_pattern + static_cast<int>(seeds.size()) +
-                      static_cast<int>(pattern.points.size());
-    s.generator.emplace(static_cast<int>(pattern.points.size()), seeds,
-                        options_.exhaustive_max_points, pattern_seed);
-    states.push_back(std::move(s));
-  }
-  return states;
 }
 
 StatusOr<SearchResult> Searcher::Run(Placement start) {
@@ -336,27 +177,9 @@ StatusOr<SearchResult> Searcher::Run(Placement start) {
 
 StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent& incumbent,
                                     SearchResult& result, ProgressBar& progress) {
-  // 1. Proposals of every pattern with budget left, all against the incumbent, in pattern
-  // order: at most half the budget per pattern and generation (rounded up).
-  const int per_generation = std::max(1, (options_.schemes_per_pattern + 1) / 2);
+  // 1. Proposals of every pattern with budget left, all against the incumbent.
   const auto proposing = std::chrono::steady_clock::now();
-  std::vector<Proposal> batch;
-  for (size_t i = 0; i < states.size(); ++i) {
-    PatternState& s = states[i];
-    for (int n = 0; !s.done && n < per_generation;) {
-      if (s.measured >= options_.schemes_per_pattern || s.proposals >= s.max_proposals) {
-        s.done = true;
-        break;
-      }
-      ASSIGN_OR_RETURN(std::optional<Proposal> p, Propose(s, i, incumbent));
-      if (!p.has_value()) {
-        s.done = true;
-        break;
-      }
-      n += p->measure ? 1 : 0;
-      batch.push_back(std::move(*p));
-    }
-  }
+  ASSIGN_OR_RETURN(std::vector<Proposal> batch, ProposeBatch(states, incumbent));
   std::vector<Measurer::Request> requests;
   for (Proposal& p : batch) {
     if (!p.measure) continue;
@@ -371,75 +194,113 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
   // pattern's confirmation (step 4) joins the stream as soon as its own candidates are
   // measured, and the combination as soon as all are, so measurers do not wait for the
   // slowest pattern; which follow-ups are made does not depend on when they are made.
+  // Measurers still idle measure the next generation ahead, on a guess (Speculate): a
+  // right guess makes those measurements the next generation's, a wrong one costs nothing
+  // the search uses.
   const size_t own = requests.size();
   const size_t first_count = first_batch_.size();
   std::deque<Measurer::Request> stream(first_batch_.begin(), first_batch_.end());
   stream.insert(stream.end(), requests.begin(), requests.end());
   std::vector<Proposal*> proposal_at;  // by stream index - first_count
-  std::map<size_t, int> left_of;       // candidates not measured yet, by state index
+  StreamState known;
   for (Proposal& p : batch) {
     if (!p.measure) continue;
     proposal_at.push_back(&p);
-    ++left_of[p.state];
+    ++known.left_of[p.state];
   }
-  size_t left = own, first_left = first_count;
+  size_t left = own, first_left = first_count, answered = 0;
   std::vector<Comparison> extra(first_count);  // the first batch's comparisons
   std::optional<StatusOr<Placement>> start;    // first_batch_done's answer
-  // Each pattern's best first-measurement win (BestWin), once its candidates are measured,
-  // and the stream index of its confirmation; by state index.
-  std::map<size_t, Proposal*> best_win;
-  std::map<size_t, size_t> confirm_at;
-  std::set<size_t> followed;  // states whose follow-up was decided
+  std::set<size_t> followed;                   // states whose follow-up was decided
   CombinedReport together;
   Placement combined = incumbent.placement;
-  size_t combined_at = 0;  // stream index of the combination's first measurement, 0: none
   bool combination_decided = false;
-  std::map<size_t, Comparison> followups;  // by stream index
+  std::set<size_t> speculative_at;  // stream indices of the next generation's requests
+  Speculation speculation;
   // Follow-ups may go out once the first batch kept this generation's incumbent.
+  auto started = [&] {
+    return first_left == 0 &&
+           (!start.has_value() || (start->ok() && **start == incumbent.placement));
+  };
   auto follow_up = [&] {
-    if (first_left > 0 || (start.has_value() && !(start->ok() && **start == incumbent.placement))) {
-      return;
-    }
-    for (const auto& [state, n] : left_of) {
+    if (!started()) return;
+    for (const auto& [state, n] : known.left_of) {
       if (n > 0 || !followed.insert(state).second) continue;
       Proposal* best = BestWin(batch, state);
       if (best == nullptr) continue;
-      best_win[state] = best;
-      confirm_at[state] = stream.size();
+      known.best_win[state] = best;
+      known.confirm_at[state] = stream.size();
       stream.push_back(MakeRequest(best->key.Repeated(), states[state].pattern->id,
                                    best->entry.scheme, best->candidate,
                                    static_cast<int>(stream.size()), incumbent));
     }
     if (left > 0 || combination_decided) return;
     combination_decided = true;
-    if (best_win.size() < 2) return;
-    for (const auto& [state, best] : best_win) {
+    if (known.best_win.size() < 2) return;
+    for (const auto& [state, best] : known.best_win) {
       combined = ApplyScheme(*states[state].pattern, best->entry.scheme, combined, exporter_);
       together.parts.push_back(states[state].pattern->id + ":" + best->entry.scheme);
     }
     together.result.scheme = fmt::format("{}", fmt::join(together.parts, "+"));
     const measure::MeasurementKey key{.candidate = PlacementHash(combined),
                                       .reference = incumbent.hash};
-    combined_at = stream.size();
+    known.combined_at = stream.size();
     for (const measure::MeasurementKey& k : {key, key.Repeated()}) {
       stream.push_back(MakeRequest(k, "combined", together.result.scheme, combined,
                                    static_cast<int>(stream.size()), incumbent));
     }
   };
+  // Fills the measurers left idle (fewer requests outstanding than may be in flight) with
+  // the next generation's; never when nothing is outstanding (the stream's end; K = 1),
+  // nor once the last of this generation's own requests started more than a quarter of a
+  // measurement ago: the stream waits for what it started, so a late guess would delay the
+  // next generation by more than it can save.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point stream_start = Clock::now();
+  Clock::time_point last_own_start = stream_start;
+  const auto parallel = static_cast<size_t>(measurer_.max_in_flight());
+  auto speculate = [&] {
+    const size_t outstanding = stream.size() - answered;
+    if (speculation.failed || !started() || outstanding == 0 || outstanding >= parallel) return;
+    const double since = std::chrono::duration<double>(Clock::now() - last_own_start).count();
+    if (!(since <= 0.25 * shortest_measurement_s_)) return;
+    StatusOr<std::vector<Measurer::Request>> ahead = Speculate(
+        states, batch, known, incumbent, speculation, parallel - outstanding, stream.size());
+    if (!ahead.ok()) {  // the next generation meets the same error and reports it
+      speculation.failed = true;
+      return;
+    }
+    for (Measurer::Request& r : *ahead) {
+      speculative_at.insert(stream.size());
+      stream.push_back(std::move(r));
+    }
+  };
   RETURN_IF_ERROR(measurer_.CompareAll(stream, [&](size_t i, const Comparison& c) {
+    ++answered;
+    const Clock::time_point now = Clock::now();
+    if (c.ok && !c.replayed && !c.ahead) {  // measured: how long one measurement takes
+      shortest_measurement_s_ = std::min(shortest_measurement_s_,
+                                         std::chrono::duration<double>(now - stream_start).count());
+    }
+    // A request waiting for a measurer takes the one this answer freed (speculative ones
+    // never wait: they only fill idle measurers).
+    if (stream.size() - answered >= parallel) last_own_start = now;
+    const size_t before = stream.size();
     if (i < first_count) {
       extra[i] = c;
       if (--first_left == 0) start = options_.first_batch_done(extra);
+      follow_up();
     } else if (i < first_count + own) {
       Proposal& p = *proposal_at[i - first_count];
       p.first = c;
-      --left_of[p.state];
+      --known.left_of[p.state];
       --left;
-    } else {
-      followups[i] = c;
-      return;
+      follow_up();
+    } else if (speculative_at.count(i) == 0) {
+      known.followups[i] = c;
     }
-    follow_up();
+    if (stream.size() > before) last_own_start = now;  // follow-ups: they start now or wait
+    speculate();
   }));
   if (first_count > 0) {
     first_batch_.clear();
@@ -464,11 +325,14 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     if (p.first.ok) noises_.push_back(p.first.noise);
   }
   // 4. The confirmations and the combination, measured in the stream above.
+  std::map<size_t, Proposal*>& best_win = known.best_win;
   std::vector<Comparison> confirmed;
-  for (const auto& [state, p] : best_win) confirmed.push_back(followups.at(confirm_at.at(state)));
+  for (const auto& [state, p] : best_win) {
+    confirmed.push_back(known.followups.at(known.confirm_at.at(state)));
+  }
   if (best_win.size() >= 2) {
-    confirmed.push_back(followups.at(combined_at));
-    confirmed.push_back(followups.at(combined_at + 1));
+    confirmed.push_back(known.followups.at(known.combined_at));
+    confirmed.push_back(known.followups.at(known.combined_at + 1));
   }
   // 5. Adopt: all the wins together when that holds, else the best single win that holds.
   Proposal* adopted = nullptr;

@@ -31,6 +31,13 @@
 // its noise but too little to adopt keeps it as its lead: its next flips and mutations
 // start from it.
 //
+// Measuring ahead (search_speculation.cc): measurers the stream leaves idle measure the
+// next generation's first candidates against the incumbent this generation most likely
+// adopts (the wins so far together, or the best single win once the combination fails).
+// Those requests are speculative (Measurer::Request): the next generation proposes and
+// decides as it would without them, and uses one only when it asks for the same key. So
+// the guess changes the time a search takes, never its result.
+//
 // Small wins: after the generations, the wins too small to adopt alone (below min_gain or
 // inside the noise) may add up. The best measured scheme below ratio 1 of every pattern
 // that adopted nothing is applied together, as one candidate; so are the half with the
@@ -40,8 +47,10 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,8 +158,11 @@ class Searcher {
     Placement placement;
     std::string hash, path, plan_text, plan_key;
   };
+  // search_state.h.
   struct PatternState;
   struct Proposal;
+  struct StreamState;
+  struct Speculation;
   // The pattern states of a search from `incumbent` (seeds: its projections...).
   std::vector<PatternState> InitStates(const Incumbent& incumbent) const;
   // The incumbent of `placement` (its model file written once); `adopted`: calls
@@ -169,6 +181,10 @@ class Searcher {
   // The next proposal of `state` (pattern `index`); nullopt when its generator is done.
   StatusOr<std::optional<Proposal>> Propose(PatternState& state, size_t index,
                                             const Incumbent& incumbent);
+  // A generation's proposals from `states` against `incumbent`: every pattern with budget
+  // left, in pattern order, at most half its budget (rounded up) measured.
+  StatusOr<std::vector<Proposal>> ProposeBatch(std::vector<PatternState>& states,
+                                               const Incumbent& incumbent);
   bool Wins(const Comparison& c) const;
   // The measured proposal of pattern `state` in `batch` with the lowest first-measurement
   // ratio among those that win (ties: the first proposed); nullptr when none wins.
@@ -181,6 +197,21 @@ class Searcher {
   // One generation (see the top of this file); false when no pattern has anything left.
   StatusOr<bool> Generation(std::vector<PatternState>& states, Incumbent& incumbent,
                             SearchResult& result, ProgressBar& progress);
+  // Measuring ahead (search_speculation.cc): the placement the generation of `batch`
+  // adopts if the follow-ups not measured yet hold and the candidates not measured yet
+  // lose; `adopted` gets the states whose wins it applies.
+  Placement GuessAdoption(const std::vector<PatternState>& states, std::vector<Proposal>& batch,
+                          const StreamState& known, const Incumbent& incumbent,
+                          std::set<size_t>& adopted) const;
+  // Up to `n` requests of the generation that follows the guess, the next ones in its
+  // order (re-proposed when the guess changed), marked speculative; `slot`: the stream
+  // index the first one gets.
+  StatusOr<std::vector<Measurer::Request>> Speculate(const std::vector<PatternState>& states,
+                                                     std::vector<Proposal>& batch,
+                                                     const StreamState& known,
+                                                     const Incumbent& incumbent,
+                                                     Speculation& speculation, size_t n,
+                                                     size_t slot);
   // The small-wins step (see the top of this file).
   Status CombineSmallWins(Incumbent& incumbent, SearchResult& result);
 
@@ -195,6 +226,8 @@ class Searcher {
   std::vector<Measurer::Request> first_batch_;
   // Set by the first generation when first_batch_done chose another start.
   std::optional<Placement> restart_;
+  // The shortest time from a stream's start to a measured answer: about one measurement.
+  double shortest_measurement_s_ = std::numeric_limits<double>::infinity();
 };
 
 // Scheme text of `placement` on region `region` of `pattern` ("1" = point quantized).

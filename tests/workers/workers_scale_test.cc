@@ -172,5 +172,33 @@ TEST_F(WorkersScaleTest, SamePlacementForEveryKAndUnderAKilledWorkerAndTimeouts)
   EXPECT_EQ(Sha("k1"), Sha("hangs"));
 }
 
+// Measurers the generation leaves idle measure the next one ahead, on a guess
+// (search_speculation.cc): at K = 8 some of those measurements are the next generation's
+// (used, not measured again), at K = 1 none is made, and the search is the same.
+TEST_F(WorkersScaleTest, IdleWorkersMeasureTheNextGenerationAhead) {
+  StartRedis();
+  // About half a second per measurement: clear rounds, so the idle measurers are there.
+  // As on a TensorRT device (bench/scale_out.sh), every QuantizeLinear takes 20 "ms" off,
+  // plus a term of the file so that schemes differ: from fp32 (--start fp32) wins add up,
+  // and the guess (all the wins together) is right.
+  StartWorkers(8, "s",
+               "sleep 0.08\nn=$(cksum < \"$1\" | cut -d' ' -f1)\n"
+               "q=$(grep -aoP \"\\x22\\x0eQuantizeLinear\" \"$1\" | wc -l)\n"
+               "echo \"\\\"median_ms\\\": $((2000 - 20 * q + n % 97))\"\n");
+  auto one = RunQtuneCli(Args("s1", "s", 1) + " --start fp32");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  auto eight = RunQtuneCli(Args("s8", "s", 8) + " --start fp32");
+  ASSERT_EQ(eight.exit_code, 0) << eight.out;
+  const nlohmann::json a = Report("s1"), b = Report("s8");
+  ExpectSameSearch(a, b, "measured ahead");
+  EXPECT_EQ(Sha("s1"), Sha("s8"));
+  EXPECT_EQ(a["counts"]["speculated"].get<int>(), 0);
+  const int ahead = b["counts"]["speculated"].get<int>();
+  const int unused = b["counts"]["speculated_unused"].get<int>();
+  EXPECT_GT(ahead - unused, 0) << b["counts"].dump();
+  // Used ones count as measured once, in the same total as K = 1's.
+  EXPECT_EQ(b["counts"]["replayed"].get<int>(), 0);
+}
+
 }  // namespace
 }  // namespace qtune::measure
