@@ -226,6 +226,9 @@ class Searcher {
   std::vector<Measurer::Request> first_batch_;
   // Set by the first generation when first_batch_done chose another start.
   std::optional<Placement> restart_;
+  // The SQNR of each plan scored (by plan key): a generation proposed ahead scores its
+  // candidates once, for both.
+  std::map<std::string, double> sqnr_db_of_plan_;
   // The shortest time from a stream's start to a measured answer: about one measurement.
   double shortest_measurement_s_ = std::numeric_limits<double>::infinity();
 };

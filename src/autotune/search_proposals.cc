@@ -101,8 +101,13 @@ StatusOr<std::optional<Searcher::Proposal>> Searcher::Propose(PatternState& stat
   }
   state.tried_plans.insert(plan_key);
   if (options_.sqnr && options_.min_sqnr_db > 0) {
-    ASSIGN_OR_RETURN(auto graph, exporter_.Export(p.candidate));
-    ASSIGN_OR_RETURN(p.entry.sqnr_db, options_.sqnr(*graph));
+    auto known = sqnr_db_of_plan_.find(plan_key);  // proposed ahead (Speculate) already
+    if (known == sqnr_db_of_plan_.end()) {
+      ASSIGN_OR_RETURN(auto graph, exporter_.Export(p.candidate));
+      ASSIGN_OR_RETURN(double sqnr_db, options_.sqnr(*graph));
+      known = sqnr_db_of_plan_.emplace(plan_key, sqnr_db).first;
+    }
+    p.entry.sqnr_db = known->second;
     if (!(p.entry.sqnr_db >= options_.min_sqnr_db)) {
       p.entry.status = "below_accuracy";
       return std::optional<Proposal>(std::move(p));

@@ -185,9 +185,11 @@ TEST_F(WorkersScaleTest, IdleWorkersMeasureTheNextGenerationAhead) {
                "sleep 0.08\nn=$(cksum < \"$1\" | cut -d' ' -f1)\n"
                "q=$(grep -aoP \"\\x22\\x0eQuantizeLinear\" \"$1\" | wc -l)\n"
                "echo \"\\\"median_ms\\\": $((2000 - 20 * q + n % 97))\"\n");
-  auto one = RunQtuneCli(Args("s1", "s", 1) + " --start fp32");
+  // With --min-sqnr (every candidate passes) candidates proposed ahead are scored too, and
+  // each report entry keeps the same SQNR.
+  auto one = RunQtuneCli(Args("s1", "s", 1) + " --start fp32 --min-sqnr 1");
   ASSERT_EQ(one.exit_code, 0) << one.out;
-  auto eight = RunQtuneCli(Args("s8", "s", 8) + " --start fp32");
+  auto eight = RunQtuneCli(Args("s8", "s", 8) + " --start fp32 --min-sqnr 1");
   ASSERT_EQ(eight.exit_code, 0) << eight.out;
   const nlohmann::json a = Report("s1"), b = Report("s8");
   ExpectSameSearch(a, b, "measured ahead");
