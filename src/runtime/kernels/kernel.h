@@ -89,6 +89,9 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
 StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnElementwiseKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelRequest& request);
+// 1-D Conv/FusedConv as im2col and one matrix product on prepacked weights
+// (onednn_conv1d_matmul.cc).
+StatusOr<std::optional<KernelChoice>> CreateOnednnConv1dMatMulKernel(const KernelRequest& request);
 // ConvTranspose whose kernel equals its stride, as a matrix product (onednn_upsample_deconv.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnUpsampleDeconvKernel(
     const KernelRequest& request);

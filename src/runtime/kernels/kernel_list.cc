@@ -13,6 +13,7 @@
   X(QuantElementwise)         \
   X(QuantLookup)              \
   X(OnednnConv)               \
+  X(OnednnConv1dMatMul)       \
   X(OnednnUpsampleDeconv)     \
   X(OnednnDeconv)             \
   X(OnednnPool)               \
