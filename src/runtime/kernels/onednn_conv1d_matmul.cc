@@ -276,9 +276,14 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConv1dMatMulKernel(const Kerne
     // The product of `rows` frames on the packed weights, or nullopt without brgemm.
     auto product = [&](int64_t rows) -> std::optional<Product> {
       dnnl::matmul::primitive_desc own = describe(rows, packed);
-      onednn::SetThreads(1);
-      dnnl::matmul::primitive_desc serial = describe(rows, packed);
-      onednn::SetThreads(request.threads);
+      dnnl::matmul::primitive_desc serial = [&] {
+        struct RestoreThreads {
+          int threads;
+          ~RestoreThreads() { onednn::SetThreads(threads); }
+        } restore{request.threads};
+        onednn::SetThreads(1);
+        return describe(rows, packed);
+      }();
       for (const dnnl::matmul::primitive_desc* d : {&own, &serial}) {
         if (onednn::ImplName(*d).rfind("brg", 0) != 0) return std::nullopt;
       }
