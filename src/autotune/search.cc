@@ -369,9 +369,8 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
       result.skipped_same_placement += e.status == "same_placement";
       result.skipped_same_plan += e.status == "same_plan";
       result.skipped_accuracy += e.status == "below_accuracy";
-    } else if (!e.adopted && HasRatio(e) && e.ratio < 1.0 - e.noise && e.ratio < s.lead_ratio) {
-      s.lead = e.scheme;
-      s.lead_ratio = e.ratio;
+    } else if (!e.adopted && HasRatio(e)) {
+      s.OfferLead(e.scheme, e.ratio, e.noise);
     }
     s.report.schemes.push_back(e);
   }
@@ -380,8 +379,7 @@ StatusOr<bool> Searcher::Generation(std::vector<PatternState>& states, Incumbent
     Placement next = adopted_all ? combined : adopted->candidate;
     for (auto& [state, p] : best_win) {
       if (p->entry.adopted) {
-        states[state].lead.clear();
-        states[state].lead_ratio = 1.0;
+        states[state].DropLead();
         QTUNE_LOG_INFO(
             "autotune: pattern {} scheme {}: {:.3f}x of the incumbent, adopted (noise {:.3f})",
             states[state].pattern->id, p->entry.scheme, p->entry.ratio, p->entry.noise);

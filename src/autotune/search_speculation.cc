@@ -91,16 +91,9 @@ StatusOr<std::vector<Measurer::Request>> Searcher::Speculate(
       const Comparison* again = Known(known.followups, known.confirm_at.at(p.state));
       if (again != nullptr && again->ok) c = CombineComparisons(p.first, *again);
     }
-    PatternState& s = next[p.state];
-    if (c.ratio < 1.0 - c.noise && c.ratio < s.lead_ratio) {
-      s.lead = p.entry.scheme;
-      s.lead_ratio = c.ratio;
-    }
+    next[p.state].OfferLead(p.entry.scheme, c.ratio, c.noise);
   }
-  for (size_t state : adopted) {
-    next[state].lead.clear();
-    next[state].lead_ratio = 1.0;
-  }
+  for (size_t state : adopted) next[state].DropLead();
   if (guess != incumbent.placement) {
     for (PatternState& s : next) s.tried_plans.clear();
   }

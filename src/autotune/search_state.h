@@ -25,6 +25,20 @@ struct Searcher::PatternState {
   // little to adopt. Flips and mutations start from it instead of the incumbent's scheme.
   std::string lead;
   double lead_ratio = 1.0;
+
+  // Takes `scheme` as the lead when it beats the incumbent by more than its noise and
+  // beats the lead it has.
+  void OfferLead(const std::string& scheme, double ratio, double noise) {
+    if (ratio < 1.0 - noise && ratio < lead_ratio) {
+      lead = scheme;
+      lead_ratio = ratio;
+    }
+  }
+  // An adopted pattern starts again from the new incumbent's scheme.
+  void DropLead() {
+    lead.clear();
+    lead_ratio = 1.0;
+  }
 };
 
 // A scheme skipped before measuring (entry.status set), or a candidate to measure.

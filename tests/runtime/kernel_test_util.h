@@ -46,6 +46,11 @@ Tensor ToLayout(const Tensor& plain, Layout layout);
 // "1x3x7x7"
 std::string SizesString(const std::vector<int64_t>& sizes);
 
+// One of `options`, uniformly (random test geometries).
+inline int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
+  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+}
+
 // One node input as the test presents it: Dynamic (computed at run time, living in a
 // layout), Constant (an initializer) or Omitted.
 struct KernelInput {

@@ -54,10 +54,6 @@ KernelCase MakeCase(const Conv1d& s, std::mt19937& rng, uint32_t seed) {
   return c;
 }
 
-int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
-  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
-}
-
 // Runs `check` at 1 and 2 threads (the kernel's own copies run on OpenMP at 2).
 template <typename Check>
 void AtOneAndTwoThreads(const Check& check) {
@@ -90,7 +86,6 @@ TEST(OnednnConv1dMatMul, RandomGeometriesMatchTheReference) {
         s.pads = {Pick(rng, {0, 1, 7}), Pick(rng, {0, 2, 9})};
       }
       KernelCase c = MakeCase(s, rng, seed);
-      c.expect = Expect::kFastPath;
       EXPECT_TRUE(CheckKernel(c));
     }
   });
@@ -107,7 +102,6 @@ TEST(OnednnConv1dMatMul, FusedConvActivationsRunAsPostOps) {
     s.pads = {1, 2};
     s.activation = activation;
     KernelCase c = MakeCase(s, rng, seed);
-    c.expect = Expect::kFastPath;
     EXPECT_TRUE(CheckKernel(c));
   }
 }
@@ -127,7 +121,6 @@ TEST(OnednnConv1dMatMul, StftFilterBankInBands) {
     s.pads = {256, 256};
     s.bias = false;
     KernelCase c = MakeCase(s, rng, seed);
-    c.expect = Expect::kFastPath;
     EXPECT_TRUE(CheckKernel(c));
   });
 }

@@ -19,10 +19,6 @@ KernelCase MakeConvCase(const WindowShape& s, std::mt19937& rng, uint32_t seed) 
   return MakeWindowCase(s, "Conv", &CreateOnednnConvKernel, rng, seed);
 }
 
-int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
-  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
-}
-
 // Smallest spatial size from the odd list that still gives an output with these pads.
 int64_t PickSpatial(std::mt19937& rng, int64_t effective_kernel, int64_t pad_total) {
   std::vector<int64_t> fits;

@@ -26,10 +26,6 @@ KernelCase MakeDeconvCase(const WindowShape& s, std::mt19937& rng, uint32_t seed
   return MakeWindowCase(s, "ConvTranspose", &CreateOnednnDeconvKernel, rng, seed);
 }
 
-int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
-  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
-}
-
 TEST(OnednnDeconv, ChannelSweep) {
   uint32_t seed = TestSeed(2001);
   std::mt19937 rng(seed);

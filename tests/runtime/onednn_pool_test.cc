@@ -51,10 +51,6 @@ KernelCase MakePoolCase(const PoolShape& s, std::mt19937& rng, uint32_t seed) {
   return c;
 }
 
-int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
-  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
-}
-
 // The kernel counts padding only where oneDNN's right padding equals the attribute's:
 // not with ceil_mode, and only when the windows tile the padded input exactly.
 bool ExpectFastPath(const PoolShape& s) {

@@ -91,10 +91,6 @@ KernelCase MakeCase(const RnnCase& s, std::mt19937& rng, uint32_t seed) {
   return c;
 }
 
-int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
-  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
-}
-
 // Every size appears as seq, batch, input and hidden; the other three drawn at random.
 std::vector<RnnCase> SizeSweep(const std::string& op, std::mt19937& rng) {
   std::vector<RnnCase> cases;

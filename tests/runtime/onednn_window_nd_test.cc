@@ -16,10 +16,6 @@
 namespace qtune::runtime::kernel_testing {
 namespace {
 
-int64_t Pick(std::mt19937& rng, const std::vector<int64_t>& options) {
-  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
-}
-
 // A window problem with `spatial.size()` (1 or 3) spatial axes.
 struct NdShape {
   int64_t n = 1, c_in = 3, c_out = 4, group = 1;
