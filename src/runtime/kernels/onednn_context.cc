@@ -93,6 +93,14 @@ Status FromDnnlError(const dnnl::error& e, const std::string& context) {
                        ": " + e.what());
 }
 
+StatusOr<std::optional<KernelChoice>> DeclineOrError(const KernelRequest& request,
+                                                     const dnnl::error& e) {
+  if (e.status == dnnl_unimplemented) {
+    return NotApplicable(request, "oneDNN has no implementation for this case");
+  }
+  return FromDnnlError(e, request.node.DebugName());
+}
+
 namespace {
 std::atomic<bool> force_no_int8_dot{false};
 }  // namespace

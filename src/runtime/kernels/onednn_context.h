@@ -4,11 +4,13 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "runtime/kernels/kernel.h"
 
 namespace qtune::runtime::onednn {
 
@@ -40,6 +42,11 @@ std::string ImplName(const dnnl::primitive_desc_base& pd);
 bool IsReferenceImpl(const std::string& impl_name);
 
 Status FromDnnlError(const dnnl::error& e, const std::string& context);
+// A kernel factory's answer to a dnnl::error thrown while it builds primitives: not
+// applicable when oneDNN has no implementation for the case (the next candidate is
+// tried), otherwise an error naming the request's node.
+StatusOr<std::optional<KernelChoice>> DeclineOrError(const KernelRequest& request,
+                                                     const dnnl::error& e);
 
 // True when the CPU has an 8-bit dot-product instruction (AVX512-VNNI, AVX-VNNI or AMX).
 // Without one, oneDNN's u8 x s8 kernels add pairs of products into int16 with saturation

@@ -223,10 +223,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnElementwiseKernel(const Kernel
     }
     return NotApplicable();
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) {
-      return NotApplicable(request, "oneDNN has no implementation for this case");
-    }
-    return onednn::FromDnnlError(e, node.DebugName());
+    return onednn::DeclineOrError(request, e);
   }
 }
 

@@ -150,10 +150,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnPoolKernel(const KernelRequest
     choice.output_layouts.assign(request.outputs.size(), onednn::WindowLayout(rank));
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) {
-      return NotApplicable(request, "oneDNN has no implementation for this case");
-    }
-    return onednn::FromDnnlError(e, node.DebugName());
+    return onednn::DeclineOrError(request, e);
   }
 }
 

@@ -70,10 +70,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequ
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) {
-      return NotApplicable(request, "oneDNN has no implementation for this case");
-    }
-    return onednn::FromDnnlError(e, node.DebugName());
+    return onednn::DeclineOrError(request, e);
   }
 }
 

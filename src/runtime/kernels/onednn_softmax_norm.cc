@@ -214,10 +214,7 @@ StatusOr<std::optional<KernelChoice>> Guarded(const KernelRequest& request, cons
   try {
     return Create(request);
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) {
-      return NotApplicable(request, "oneDNN has no implementation for this case");
-    }
-    return onednn::FromDnnlError(e, request.node.DebugName());
+    return onednn::DeclineOrError(request, e);
   }
 }
 
