@@ -1,0 +1,33 @@
+// Softmax over contiguous rows of float32: y[r, i] = exp(x[r, i] - max_r) / sum_r, the
+// ONNX Softmax of each row (the reference tier's formula, in float instead of double).
+//
+// One pass finds the row maximum, one writes exp(x - max) and sums it, one scales by
+// 1 / sum; a row of a few hundred values stays in L1 through all three. exp is a
+// Cephes-style polynomial (range reduction by ln 2 in two parts, degree-6 polynomial,
+// 2^n by exponent arithmetic): within 2 ulp of std::exp; arguments below -87.3 (where
+// exp underflows float's normal range) give 0, as does -infinity. NaN inputs give NaN
+// rows, and a row that is all -infinity gives NaN, both as in the reference.
+//
+// AVX-512 intrinsics where the CPU has AVX-512F (16 lanes, masked tails), elsewhere a
+// loop the compiler vectorizes for AVX2 or baseline x86-64. oneDNN 2.6's softmax took
+// 4x longer on the 197-wide rows of a ViT's attention.
+#pragma once
+
+#include <cstdint>
+
+namespace qtune::runtime {
+
+enum class SoftmaxPath {
+  kAuto,      // AVX-512 where the CPU has it, else the portable loop
+  kPortable,  // always the portable loop (for tests of that path)
+};
+
+// Softmax of `rows` rows of `count` values each (row r at x + r * count) into y, which may
+// be x. With threads > 1, large inputs are split by rows over OpenMP threads.
+void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t count, int threads,
+                 SoftmaxPath path = SoftmaxPath::kAuto);
+
+// "avx512" or "portable": the path kAuto takes on this CPU (for kernel descriptions).
+const char* SoftmaxRowsIsa();
+
+}  // namespace qtune::runtime
