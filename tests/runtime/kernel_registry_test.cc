@@ -196,7 +196,8 @@ TEST(KernelRegistry, BuiltinRegistryServesEveryFastTierOp) {
             (std::vector<std::string>{"onednn_upsample_deconv", "onednn_deconv"}));
   EXPECT_EQ(Names(registry.Candidates("", "MatMul")),
             (std::vector<std::string>{"native_gemv", "onednn_matmul", "onednn_batch_matmul"}));
-  const std::vector<std::string> convolutions = {"onednn_conv1d_matmul", "onednn_conv"};
+  const std::vector<std::string> convolutions = {"onednn_conv1d_matmul", "onednn_winograd_conv",
+                                                 "onednn_conv"};
   EXPECT_EQ(Names(registry.Candidates("", "Conv")), convolutions);
   EXPECT_EQ(Names(registry.Candidates("qtune", "FusedConv")), convolutions);
   for (const char* op : {"Conv",

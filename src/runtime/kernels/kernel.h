@@ -92,6 +92,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
 // 1-D Conv/FusedConv as im2col and one matrix product on prepacked weights
 // (onednn_conv1d_matmul.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnConv1dMatMulKernel(const KernelRequest& request);
+// 3x3 stride-1 Conv/FusedConv by Winograd F(2x2, 3x3) (onednn_winograd_conv.cc).
+StatusOr<std::optional<KernelChoice>> CreateOnednnWinogradConvKernel(const KernelRequest& request);
 // ConvTranspose whose kernel equals its stride, as a matrix product (onednn_upsample_deconv.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnUpsampleDeconvKernel(
     const KernelRequest& request);

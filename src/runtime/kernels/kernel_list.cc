@@ -14,6 +14,7 @@
   X(QuantLookup)              \
   X(OnednnConv)               \
   X(OnednnConv1dMatMul)       \
+  X(OnednnWinogradConv)       \
   X(OnednnUpsampleDeconv)     \
   X(OnednnDeconv)             \
   X(OnednnPool)               \

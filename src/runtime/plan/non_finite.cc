@@ -54,17 +54,22 @@ bool ConstantAll(const ValueInfo* info, Predicate ok) {
   return false;
 }
 
+// x - x is NaN exactly for NaN and +-inf; no early exit, so the loop vectorizes (a
+// ResNet-18 input, 150k floats, is checked on every run).
+template <typename T>
+bool AnyNonFiniteIn(const T* values, int64_t n) {
+  int bad = 0;
+#pragma omp simd reduction(| : bad)
+  for (int64_t i = 0; i < n; ++i) bad |= !(values[i] - values[i] == T(0));
+  return bad != 0;
+}
+
 }  // namespace
 
 bool AnyNonFinite(const Tensor& t) {
-  // x - x is NaN exactly for NaN and +-inf; no early exit, so the loops vectorize.
-  bool bad = false;
-  if (t.dtype() == DataType::kFloat32) {
-    for (float v : t.span<float>()) bad |= !(v - v == 0.0f);
-  } else if (t.dtype() == DataType::kFloat64) {
-    for (double v : t.span<double>()) bad |= !(v - v == 0.0);
-  }
-  return bad;
+  if (t.dtype() == DataType::kFloat32) return AnyNonFiniteIn(t.data<float>(), t.num_elements());
+  if (t.dtype() == DataType::kFloat64) return AnyNonFiniteIn(t.data<double>(), t.num_elements());
+  return false;
 }
 
 bool MayCreateNonFinite(const ir::Node& node, std::span<const ValueInfo* const> inputs) {
