@@ -5,10 +5,13 @@
 //      HD) -> scores [B,H,S,T] in a scratch buffer, the scale as the output scale;
 //   2. the mask added with numpy broadcasting (a loop; oneDNN's binary post-op supports
 //      only some broadcasts);
-//   3. softmax over T, in place (softmax_rows.h: 4x faster than oneDNN 2.6's on T = 197);
+//   3. softmax over T, in place: SoftmaxRows (softmax_rows.h) on CPUs with AVX-512, 1.5x
+//      faster than oneDNN 2.6's softmax on the ViT's 591 rows of 197; elsewhere oneDNN's
+//      (its AVX2 kernel is 2x faster than SoftmaxRows' portable loop);
 //   4. matmul  scores x V [B,H,T,D] -> Y [B,H,S,D] written with strides (S*HD, D, HD, 1),
 //      which is the merged [B, S, H*D].
 // Declines (the reference kernel runs) when oneDNN offers only its ref implementations.
+#include <optional>
 #include <vector>
 
 #include "runtime/fusion/fused_ops.h"
@@ -30,18 +33,23 @@ struct AttentionDims {
 
 class OnednnAttentionKernel : public Kernel {
  public:
+  // softmax_pd: oneDNN's softmax over the score rows, or nullopt for SoftmaxRows.
   OnednnAttentionKernel(AttentionDims dims, std::vector<int64_t> mask_strides, bool has_mask,
                         int threads, dnnl::matmul::primitive_desc scores_pd,
+                        std::optional<dnnl::softmax_forward::primitive_desc> softmax_pd,
                         dnnl::matmul::primitive_desc context_pd)
       : dims_(dims),
         mask_strides_(std::move(mask_strides)),
         has_mask_(has_mask),
         threads_(threads),
         scores_pd_(std::move(scores_pd)),
+        softmax_pd_(std::move(softmax_pd)),
         context_pd_(std::move(context_pd)),
         scores_(scores_pd_),
         context_(context_pd_),
-        scratch_(dims.b * dims.h * dims.s * dims.t) {}
+        scratch_(dims.b * dims.h * dims.s * dims.t) {
+    if (softmax_pd_) softmax_ = dnnl::softmax_forward(*softmax_pd_);
+  }
 
   std::string Describe() const override {
     return "onednn:attention:" + onednn::ImplName(scores_pd_);
@@ -55,7 +63,13 @@ class OnednnAttentionKernel : public Kernel {
       scores_args_.Bind(DNNL_ARG_DST, scores_pd_.dst_desc(), scores);
       scores_args_.Execute(scores_);
       if (has_mask_) AddMask(inputs[3].data<float>(), scores);
-      SoftmaxRows(scores, scores, dims_.b * dims_.h * dims_.s, dims_.t, threads_);
+      if (softmax_pd_) {
+        softmax_args_.Bind(DNNL_ARG_SRC, softmax_pd_->src_desc(), scores);
+        softmax_args_.Bind(DNNL_ARG_DST, softmax_pd_->dst_desc(), scores);
+        softmax_args_.Execute(softmax_);
+      } else {
+        SoftmaxRows(scores, scores, dims_.b * dims_.h * dims_.s, dims_.t, threads_);
+      }
       context_args_.Bind(DNNL_ARG_SRC, context_pd_.src_desc(), scores);
       context_args_.Bind(DNNL_ARG_WEIGHTS, context_pd_.weights_desc(), inputs[2].raw_data());
       context_args_.Bind(DNNL_ARG_DST, context_pd_.dst_desc(), outputs[0].raw_data());
@@ -89,11 +103,13 @@ class OnednnAttentionKernel : public Kernel {
   bool has_mask_;
   int threads_;
   dnnl::matmul::primitive_desc scores_pd_;
+  std::optional<dnnl::softmax_forward::primitive_desc> softmax_pd_;
   dnnl::matmul::primitive_desc context_pd_;
   dnnl::matmul scores_;
+  dnnl::softmax_forward softmax_;  // empty when softmax_pd_ is
   dnnl::matmul context_;
   std::vector<float> scratch_;
-  onednn::ExecArgs scores_args_, context_args_;
+  onednn::ExecArgs scores_args_, softmax_args_, context_args_;
 };
 
 // Strides over [B,H,S,T] of a mask of `sizes` broadcast to `full`, or empty if it does not
@@ -157,18 +173,27 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRe
     if (scale != 1.0f) scaled.set_output_scales(0, {scale});
     dnnl::matmul::primitive_desc scores_pd(dnnl::matmul::desc(q_md, kt_md, scores_md), scaled,
                                            onednn::Engine());
+    std::optional<dnnl::softmax_forward::primitive_desc> softmax_pd;
+    if (std::string(SoftmaxRowsIsa()) != "avx512") {
+      memory::desc rows_md({b * h * s, t}, dt::f32, memory::format_tag::ab);
+      softmax_pd.emplace(
+          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, rows_md, 1),
+          onednn::Engine());
+    }
     dnnl::matmul::primitive_desc context_pd(dnnl::matmul::desc(scores_md, v_md, y_md),
                                             onednn::Engine());
-    for (const std::string& impl : {onednn::ImplName(scores_pd), onednn::ImplName(context_pd)}) {
+    for (const std::string& impl :
+         {onednn::ImplName(scores_pd), onednn::ImplName(context_pd),
+          softmax_pd ? onednn::ImplName(*softmax_pd) : std::string("native")}) {
       if (onednn::IsReferenceImpl(impl)) {
         return NotApplicable(request,
                              "oneDNN offers only its slow reference implementation (" + impl + ")");
       }
     }
     KernelChoice choice;
-    choice.kernel = std::make_unique<OnednnAttentionKernel>(dims, std::move(mask_strides), has_mask,
-                                                            request.threads, std::move(scores_pd),
-                                                            std::move(context_pd));
+    choice.kernel = std::make_unique<OnednnAttentionKernel>(
+        dims, std::move(mask_strides), has_mask, request.threads, std::move(scores_pd),
+        std::move(softmax_pd), std::move(context_pd));
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));

@@ -9,8 +9,10 @@
 // rows, and a row that is all -infinity gives NaN, both as in the reference.
 //
 // AVX-512 intrinsics where the CPU has AVX-512F (16 lanes, masked tails), elsewhere a
-// loop the compiler vectorizes for AVX2 or baseline x86-64. oneDNN 2.6's softmax took
-// 4x longer on the 197-wide rows of a ViT's attention.
+// loop the compiler vectorizes for AVX2 or baseline x86-64. Measured on 591 rows of 197
+// (a ViT's attention scores, 1 thread, Intel Xeon): oneDNN 2.6's softmax 0.067 ms, the
+// AVX-512 path 0.046 ms, the portable loop (its AVX2 clone) 0.123 ms; so callers that
+// have oneDNN's softmax at hand use it where SoftmaxRowsIsa() is "portable".
 #pragma once
 
 #include <cstdint>
