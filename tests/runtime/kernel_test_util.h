@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -90,5 +91,17 @@ struct KernelCase {
 };
 
 ::testing::AssertionResult CheckKernel(const KernelCase& kernel_case);
+
+// Runs check() with CheckKernel making kernels for 1, then 2 threads (the variable
+// QTUNE_KERNEL_TEST_THREADS), under a trace naming the count.
+template <typename Check>
+void AtOneAndTwoThreads(const Check& check) {
+  for (const char* threads : {"1", "2"}) {
+    SCOPED_TRACE(std::string("threads ") + threads);
+    setenv("QTUNE_KERNEL_TEST_THREADS", threads, 1);
+    check();
+  }
+  unsetenv("QTUNE_KERNEL_TEST_THREADS");
+}
 
 }  // namespace qtune::runtime::kernel_testing

@@ -54,17 +54,6 @@ KernelCase MakeCase(const Conv1d& s, std::mt19937& rng, uint32_t seed) {
   return c;
 }
 
-// Runs `check` at 1 and 2 threads (the kernel's own copies run on OpenMP at 2).
-template <typename Check>
-void AtOneAndTwoThreads(const Check& check) {
-  for (const char* threads : {"1", "2"}) {
-    SCOPED_TRACE(std::string("threads ") + threads);
-    setenv("QTUNE_KERNEL_TEST_THREADS", threads, 1);
-    check();
-  }
-  unsetenv("QTUNE_KERNEL_TEST_THREADS");
-}
-
 TEST(OnednnConv1dMatMul, RandomGeometriesMatchTheReference) {
   uint32_t seed = TestSeed(3301);
   AtOneAndTwoThreads([&] {

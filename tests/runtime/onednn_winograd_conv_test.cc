@@ -1,8 +1,10 @@
-// The Winograd F(2x2, 3x3) convolution (onednn_winograd_conv.cc) against the reference
-// tier: random channel counts, odd image sizes (partial 2x2 tiles at the edges), explicit
-// and SAME pads, bias or none, FusedConv with Relu and a residual sum (also in place),
-// batches of 2, ResNet-sized layers whose tiles split into several chunks with a shorter
-// last one, at 1 and 2 threads; and the convolutions it leaves to oneDNN's.
+// The Winograd F(4x4, 3x3) and F(2x2, 3x3) convolution (onednn_winograd_conv.cc; m = 4 up
+// to 36 * C * K floats of transformed weights in 1 MiB, e.g. 64 -> 96 channels, m = 2
+// beyond) against the reference tier: random channel counts, odd image sizes (partial
+// tiles at the edges), explicit and SAME pads, bias or none, FusedConv with Relu and a
+// residual sum (also in place), batches of 2, ResNet-sized layers whose tiles split into
+// several chunks with a shorter last one, at 1 and 2 threads; and the convolutions it
+// leaves to oneDNN's.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -65,16 +67,6 @@ KernelCase MakeCase(const Conv3x3& s, std::mt19937& rng, uint32_t seed) {
   return c;
 }
 
-template <typename Check>
-void AtOneAndTwoThreads(const Check& check) {
-  for (const char* threads : {"1", "2"}) {
-    SCOPED_TRACE(std::string("threads ") + threads);
-    setenv("QTUNE_KERNEL_TEST_THREADS", threads, 1);
-    check();
-  }
-  unsetenv("QTUNE_KERNEL_TEST_THREADS");
-}
-
 TEST(OnednnWinogradConv, RandomGeometriesMatchTheReference) {
   uint32_t seed = TestSeed(4401);
   AtOneAndTwoThreads([&] {
@@ -103,8 +95,9 @@ TEST(OnednnWinogradConv, RandomGeometriesMatchTheReference) {
   });
 }
 
-// ResNet-18's layer1 and layer2 blocks: many chunks of tiles and a shorter last one, the
-// second convolution of a block adding the identity in place before its Relu.
+// ResNet-18's layer1 (m = 4) and layer2 (m = 2) blocks: many chunks of tiles and a
+// shorter last one, the second convolution of a block adding the identity in place before
+// its Relu.
 TEST(OnednnWinogradConv, ResNetLayersInChunks) {
   uint32_t seed = TestSeed(4402);
   AtOneAndTwoThreads([&] {

@@ -44,11 +44,12 @@ TEST(ResNet18EngineTest, LogitsAreFiniteModerateAndMatchTheReference) {
     sum_sq += double{v} * v;
   }
   double rms = std::sqrt(sum_sq / logits.num_elements());
-  std::printf("resnet18 (built, seed %llu): logits rms %.3g\n",
-              static_cast<unsigned long long>(testing::kResNet18Seed), rms);
+  const double error = RelativeL2(logits, run->want[0].second);
+  std::printf("resnet18 (built, seed %llu): logits rms %.3g, relative L2 to the reference %.2e\n",
+              static_cast<unsigned long long>(testing::kResNet18Seed), rms, error);
   EXPECT_GT(rms, 0.05);
   EXPECT_LT(rms, 100.0);
-  EXPECT_LE(RelativeL2(logits, run->want[0].second), 1e-4);
+  EXPECT_LE(error, 1e-4);
 }
 
 TEST(ResNet18EngineTest, PlanFoldsBatchNormAndFusesEveryConv) {
@@ -66,6 +67,15 @@ TEST(ResNet18EngineTest, PlanFoldsBatchNormAndFusesEveryConv) {
   EXPECT_EQ(ops["Conv"], 3) << (*plan)->ToString();
   EXPECT_EQ(ops["Relu"] + ops["Add"], 0) << "Relu and the residual Adds fuse into FusedConv\n"
                                          << (*plan)->ToString();
+  // Winograd (run.md, "3x3 convolutions"): layer1's four 64-channel convolutions at
+  // F(4x4, 3x3), layer2's three stride-1 128-channel ones at F(2x2, 3x3).
+  std::map<std::string, int> winograd;
+  for (const PlanStep& step : (*plan)->steps) {
+    const std::string impl = step.kernel->Describe();
+    if (impl.rfind("onednn:winograd_", 0) == 0) ++winograd[impl.substr(0, impl.find(':', 7))];
+  }
+  EXPECT_EQ(winograd["onednn:winograd_4x3"], 4) << (*plan)->ToString();
+  EXPECT_EQ(winograd["onednn:winograd_2x3"], 3) << (*plan)->ToString();
 }
 
 // The `bf16` deployment candidate: every Conv and the Gemm compute in bfloat16 on oneDNN

@@ -20,6 +20,7 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
+#include "runtime/kernels/onednn_band_product.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_exec_args.h"
@@ -47,15 +48,6 @@ struct Conv1dGeometry {
   int64_t depth() const { return channels * kernel; }  // columns of cols
 };
 
-// The matrix product of `rows` frames: `primitive` for the session's threads, `serial`
-// made for one thread, which each thread runs when the bands run in parallel. Both take
-// their scratchpad from the caller (scratchpad_mode::user), so that threads running the
-// same primitive at once do not share oneDNN's.
-struct Product {
-  dnnl::matmul primitive, serial;
-  memory::desc cols, t, scratchpad, serial_scratchpad;
-};
-
 // What one band's work writes: its unfolded frames, its product, the product's scratchpad
 // and arguments.
 struct BandScratch {
@@ -67,8 +59,9 @@ struct BandScratch {
 class Conv1dMatMulKernel final : public Kernel {
  public:
   // `tail`: the product of the last band when frames % band != 0.
-  Conv1dMatMulKernel(Conv1dGeometry g, int threads, Product band, std::optional<Product> tail,
-                     memory weights, std::optional<memory> bias, std::string impl)
+  Conv1dMatMulKernel(Conv1dGeometry g, int threads, onednn::BandProduct band,
+                     std::optional<onednn::BandProduct> tail, memory weights,
+                     std::optional<memory> bias, std::string impl)
       : g_(g),
         threads_(threads > 0 ? threads : omp_get_max_threads()),
         band_(std::move(band)),
@@ -77,11 +70,7 @@ class Conv1dMatMulKernel final : public Kernel {
         bias_(std::move(bias)),
         impl_(std::move(impl)),
         scratch_(static_cast<size_t>(threads_)) {
-    size_t scratchpad = 0;
-    for (const Product* p : {&band_, tail_ ? &*tail_ : &band_}) {
-      scratchpad =
-          std::max({scratchpad, p->scratchpad.get_size(), p->serial_scratchpad.get_size()});
-    }
+    const size_t scratchpad = onednn::BandScratchpadBytes({&band_, tail_ ? &*tail_ : nullptr});
     for (BandScratch& s : scratch_) {
       s.cols.resize(static_cast<size_t>(g.band * g.depth()));
       s.t.resize(static_cast<size_t>(g.band * g.out_channels));
@@ -92,30 +81,17 @@ class Conv1dMatMulKernel final : public Kernel {
   std::string Describe() const override { return "onednn:conv1d_matmul:" + impl_; }
 
   // With at least as many bands as threads, each thread runs whole bands on the serial
-  // products and its own scratch; otherwise the bands run in turn, each product and copy
-  // spread over the threads. (10 s of audio at 2 threads: the Conv step 2.53 -> 2.09 ms.)
+  // products and its own scratch (onednn::RunBands). (10 s of audio at 2 threads: the Conv
+  // step 2.53 -> 2.09 ms.)
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     const float* x = inputs[0].data<float>();
     float* y = outputs[0].data<float>();
     const int64_t bands_per_sample = (g_.frames + g_.band - 1) / g_.band;
-    const int64_t bands = g_.batch * bands_per_sample;
-    if (threads_ == 1 || bands < threads_) {
-      for (int64_t b = 0; b < bands; ++b) {
-        RETURN_IF_ERROR(RunBand(x, y, b / bands_per_sample, (b % bands_per_sample) * g_.band,
-                                scratch_[0], threads_));
-      }
-      return Status::Ok();
-    }
-    std::vector<Status> failures(scratch_.size());
-#pragma omp parallel for num_threads(threads_) schedule(dynamic)
-    for (int64_t b = 0; b < bands; ++b) {
-      const int thread = omp_get_thread_num();
-      Status status = RunBand(x, y, b / bands_per_sample, (b % bands_per_sample) * g_.band,
-                              scratch_[thread], /*threads=*/1);
-      if (!status.ok()) failures[thread] = std::move(status);
-    }
-    for (Status& status : failures) RETURN_IF_ERROR(status);
-    return Status::Ok();
+    return onednn::RunBands(
+        g_.batch * bands_per_sample, threads_, [&](int64_t b, int worker, int threads) {
+          return RunBand(x, y, b / bands_per_sample, (b % bands_per_sample) * g_.band,
+                         scratch_[worker], threads);
+        });
   }
 
  private:
@@ -123,17 +99,11 @@ class Conv1dMatMulKernel final : public Kernel {
   Status RunBand(const float* x, float* y, int64_t n, int64_t f0, BandScratch& s,
                  int threads) const {
     const int64_t rows = std::min(g_.band, g_.frames - f0);
-    const Product& product = rows == g_.band ? band_ : *tail_;
-    const bool serial = threads != threads_;
+    const onednn::BandProduct& product = rows == g_.band ? band_ : *tail_;
     Im2Col(x + n * g_.channels * g_.length, f0, rows, s.cols.data(), threads);
     try {
-      s.args.Bind(DNNL_ARG_SRC, product.cols, s.cols.data());
-      s.args.Set(DNNL_ARG_WEIGHTS, weights_);
-      if (bias_) s.args.Set(DNNL_ARG_BIAS, *bias_);
-      s.args.Bind(DNNL_ARG_DST, product.t, s.t.data());
-      s.args.Bind(DNNL_ARG_SCRATCHPAD, serial ? product.serial_scratchpad : product.scratchpad,
-                  s.scratchpad.data());
-      s.args.Execute(serial ? product.serial : product.primitive);
+      product.Execute(s.args, threads != threads_, s.cols.data(), s.t.data(), s.scratchpad.data(),
+                      weights_, bias_);
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "1-D convolution as a matrix product");
     }
@@ -183,8 +153,8 @@ class Conv1dMatMulKernel final : public Kernel {
 
   Conv1dGeometry g_;
   int threads_;
-  Product band_;
-  std::optional<Product> tail_;
+  onednn::BandProduct band_;
+  std::optional<onednn::BandProduct> tail_;
   memory weights_;  // W^T [C*K, M] in the matmul's packed layout
   std::optional<memory> bias_;
   std::string impl_;
@@ -193,29 +163,15 @@ class Conv1dMatMulKernel final : public Kernel {
 
 // The geometry when `request` is a 1-D convolution this kernel takes, else why not.
 StatusOr<Conv1dGeometry> Match(const KernelRequest& request) {
-  const ir::Node& node = request.node;
-  const bool fused = IsFusedConv(node);
+  RETURN_IF_ERROR(onednn::CheckFloatConvWithConstantWeights(request, 3));
   auto no = [](const std::string& why) { return FailedPreconditionError(why); };
-  if (!fused && !(node.op_type() == "Conv" && node.domain().empty())) return no("not a Conv");
-  if (request.inputs.size() < 2 || request.inputs[0] == nullptr || request.inputs[1] == nullptr ||
-      request.outputs.empty() || request.outputs[0] == nullptr) {
-    return no("an input or the output is missing");
-  }
+  const ir::Node& node = request.node;
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
-  if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 || x.sizes.size() != 3 ||
-      w.sizes.size() != 3 || y.size() != 3 || !w.has_constant() ||
-      (b != nullptr && (!b->has_constant() || b->dtype != DataType::kFloat32)) ||
-      !onednn::WindowAttributesFit(node, 1)) {
-    return no("not a float32 1-D convolution with constant weights");
-  }
-  if (node.GetInt("group", 1) != 1 || w.sizes[1] != x.sizes[1]) return no("grouped");
   if (request.inputs.size() > kFusedConvSumInput && request.inputs[kFusedConvSumInput] != nullptr) {
     return no("it adds a residual sum");
   }
-  if (request.precision != Precision::kFloat32) return no("it computes in bf16");
   const onednn::ConvGeometry geo = onednn::ComputeConvGeometry(node, x.sizes, w.sizes, y);
   Conv1dGeometry g;
   g.batch = x.sizes[0];
@@ -274,24 +230,11 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConv1dMatMulKernel(const Kerne
     dnnl::matmul::primitive_desc pd = describe(g->band, w_any);
     const memory::desc packed = pd.weights_desc();
     // The product of `rows` frames on the packed weights, or nullopt for oneDNN's `ref`.
-    auto product = [&](int64_t rows) -> std::optional<Product> {
-      dnnl::matmul::primitive_desc own = describe(rows, packed);
-      dnnl::matmul::primitive_desc serial = [&] {
-        struct RestoreThreads {
-          int threads;
-          ~RestoreThreads() { onednn::SetThreads(threads); }
-        } restore{request.threads};
-        onednn::SetThreads(1);
-        return describe(rows, packed);
-      }();
-      for (const dnnl::matmul::primitive_desc* d : {&own, &serial}) {
-        if (onednn::IsReferenceImpl(onednn::ImplName(*d))) return std::nullopt;
-      }
-      return Product{dnnl::matmul(own), dnnl::matmul(serial),  own.src_desc(),
-                     own.dst_desc(),    own.scratchpad_desc(), serial.scratchpad_desc()};
+    auto product = [&](int64_t rows) {
+      return onednn::MakeBandProduct(request.threads, [&] { return describe(rows, packed); });
     };
     const std::string impl = onednn::ImplName(pd);
-    std::optional<Product> band = product(g->band), tail;
+    std::optional<onednn::BandProduct> band = product(g->band), tail;
     if (const int64_t rest = g->frames % g->band; band && rest != 0) {
       tail = product(rest);
       if (!tail) band.reset();

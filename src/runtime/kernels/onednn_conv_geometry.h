@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "ir/graph.h"
+#include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 
 namespace qtune::runtime::onednn {
@@ -133,6 +135,37 @@ inline std::optional<ConvGeometry> ComputeDeconvGeometry(const ir::Node& node,
     g.pad_end.push_back(end);
   }
   return g;
+}
+
+// Ok when `request` is a float32 Conv or qtune::FusedConv with rank-`rank` input, weights
+// and output, constant weights and a constant float32 bias if any, and window attributes
+// that fit; else FailedPrecondition saying why (for a factory's NotApplicable reason).
+inline Status CheckFloatConvWithConstantWeights(const KernelRequest& request, size_t rank) {
+  const ir::Node& node = request.node;
+  if (!IsFusedConv(node) && !(node.op_type() == "Conv" && node.domain().empty())) {
+    return FailedPreconditionError("not a Conv");
+  }
+  if (request.inputs.size() < 2 || request.inputs[0] == nullptr || request.inputs[1] == nullptr ||
+      request.outputs.empty() || request.outputs[0] == nullptr) {
+    return FailedPreconditionError("an input or the output is missing");
+  }
+  const ValueInfo& x = *request.inputs[0];
+  const ValueInfo& w = *request.inputs[1];
+  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 || x.sizes.size() != rank ||
+      w.sizes.size() != rank || request.outputs[0]->sizes.size() != rank || !w.has_constant() ||
+      (b != nullptr && (!b->has_constant() || b->dtype != DataType::kFloat32)) ||
+      !WindowAttributesFit(node, rank - 2)) {
+    return FailedPreconditionError("not a float32 " + std::to_string(rank - 2) +
+                                   "-D convolution with constant weights");
+  }
+  if (request.precision != Precision::kFloat32) {
+    return FailedPreconditionError("it computes in bf16");
+  }
+  if (node.GetInt("group", 1) != 1 || w.sizes[1] != x.sizes[1]) {
+    return FailedPreconditionError("grouped");
+  }
+  return Status::Ok();
 }
 
 }  // namespace qtune::runtime::onednn

@@ -1,22 +1,24 @@
 // fp32 3x3 convolution with stride 1 and one pixel of padding, group 1 (Conv, and
-// qtune::FusedConv with a residual sum and/or Relu), by Winograd's F(2x2, 3x3)
-// (winograd_transforms.h) on channels-last activations. Per chunk of output tiles:
+// qtune::FusedConv with a residual sum and/or Relu), by Winograd's F(m x m, 3x3)
+// (winograd_transforms.h) on channels-last activations. With P = (m + 2)^2 positions, per
+// chunk of output tiles:
 //
-//   V = input transform of the chunk's tiles             [16, tiles, C]
-//   M = V x U, one batched oneDNN matmul (brgemm)       [16, tiles, K]
+//   V = input transform of the chunk's tiles             [P, tiles, C]
+//   M = V x U, one batched oneDNN matmul (brgemm)       [P, tiles, K]
 //   Y = output transform of M, + bias (+ sum), Relu      into [N, H, W, K]
 //
-// with U, the transformed weights [16, C, K], packed once at creation. The chunk is sized
-// for V and M to stay in cache. 2.25x fewer multiplications than the direct convolution;
-// ResNet-18's 3x3 convolutions run at oneDNN's brgconv peak, so this is the only way left
-// to make them faster (oneDNN 2.6's own Winograd wants blocked layouts, and the reorders
-// around it made the network slower).
+// with U, the transformed weights [P, C, K], packed once at creation. The chunk is sized
+// for V and M to stay in cache. m = 4 (4x fewer multiplications than the direct
+// convolution) where its U, 4x the direct weights, fits kMaxWeightBytes; else m = 2
+// (2.25x fewer, U 16/9 of them). ResNet-18's 3x3 convolutions run at oneDNN's brgconv
+// peak, so this is the only way left to make them faster (oneDNN 2.6's own Winograd wants
+// blocked layouts, and the reorders around it made the network slower).
 //
 // Taken where it measured faster: in ResNet-18 (1 thread, Intel Xeon) a 56x56 64->64 layer
-// takes 1.08 ms against the direct convolution's 1.54, a 28x28 128->128 one 0.98 against
-// 1.5; but the 14x14 256->256 layers took 1.8 against 1.5 (the transformed weights, 16/9
-// of the direct ones, 4 MiB, are read from memory for 49 tiles): see kMaxWeightBytes,
-// kMinTiles and kMinChannels.
+// takes 1.08 ms at m = 2 and about 0.75 at m = 4 against the direct convolution's 1.54, a
+// 28x28 128->128 one 0.98 (m = 2) against 1.5; but the 14x14 256->256 layers took 1.5-1.8
+// against 1.5 (U of 4 MiB read from memory for 49 tiles): see kMaxWeightBytes, kMinPixels
+// and kMinChannels.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
+#include "runtime/kernels/onednn_band_product.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_conv_geometry.h"
 #include "runtime/kernels/onednn_exec_args.h"
@@ -35,10 +38,9 @@ namespace {
 using dnnl::memory;
 using winograd::kLanes;
 
-constexpr int64_t kPositions = 16;                     // 4x4 transformed positions
 constexpr int64_t kChunkBytes = 512 * 1024;            // V and M of one chunk
 constexpr int64_t kMaxWeightBytes = int64_t{1} << 20;  // U of 128 -> 128 channels
-constexpr int64_t kMinTiles = 36;                      // per sample (a 12x12 output)
+constexpr int64_t kMinPixels = 144;                    // per sample (a 12x12 output)
 // With fewer channels the transforms cost about what the products save (a Fashion-MNIST
 // ResNet's 16- and 32-channel layers: 0.019 ms direct, 0.022 ms here).
 constexpr int64_t kMinChannels = 64;
@@ -48,14 +50,6 @@ struct WinogradGeometry {
   winograd::Tiles tiles;
   int64_t chunk = 0;  // tiles per matrix product; a sample's last chunk may be shorter
   bool relu = false;
-};
-
-// The batched product of `rows` tiles: `primitive` for the session's threads, `serial` made
-// for one thread, which each thread runs when chunks run in parallel. Both take their
-// scratchpad from the caller (threads running one primitive at once must not share it).
-struct Product {
-  dnnl::matmul primitive, serial;
-  memory::desc v, m, scratchpad, serial_scratchpad;
 };
 
 // A cache-line aligned array of floats (each 16-float store of a transform then writes
@@ -84,8 +78,9 @@ struct ChunkScratch {
 
 class WinogradConvKernel final : public Kernel {
  public:
-  WinogradConvKernel(WinogradGeometry g, int threads, Product chunk, std::optional<Product> tail,
-                     memory weights, std::vector<float> bias, std::string impl)
+  WinogradConvKernel(WinogradGeometry g, int threads, onednn::BandProduct chunk,
+                     std::optional<onednn::BandProduct> tail, memory weights,
+                     std::vector<float> bias, std::string impl)
       : g_(g),
         threads_(threads > 0 ? threads : omp_get_max_threads()),
         chunk_(std::move(chunk)),
@@ -94,23 +89,20 @@ class WinogradConvKernel final : public Kernel {
         bias_(std::move(bias)),
         impl_(std::move(impl)),
         scratch_(static_cast<size_t>(threads_)) {
-    size_t scratchpad = 0;
-    for (const Product* p : {&chunk_, tail_ ? &*tail_ : &chunk_}) {
-      scratchpad =
-          std::max({scratchpad, p->scratchpad.get_size(), p->serial_scratchpad.get_size()});
-    }
+    const size_t scratchpad = onednn::BandScratchpadBytes({&chunk_, tail_ ? &*tail_ : nullptr});
     for (ChunkScratch& s : scratch_) {
-      s.v.Resize(kPositions * g.chunk * g.channels);
-      s.m.Resize(kPositions * g.chunk * g.out_channels);
+      s.v.Resize(g.tiles.positions() * g.chunk * g.channels);
+      s.m.Resize(g.tiles.positions() * g.chunk * g.out_channels);
       s.scratchpad.resize(scratchpad);
     }
   }
 
-  std::string Describe() const override { return "onednn:winograd_2x3:" + impl_; }
+  std::string Describe() const override {
+    return "onednn:winograd_" + std::to_string(g_.tiles.size) + "x3:" + impl_;
+  }
 
   // With at least as many chunks as threads, each thread runs whole chunks on the serial
-  // products and its own scratch; otherwise the chunks run in turn, the products on all
-  // threads.
+  // products and its own scratch (onednn::RunBands).
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     const float* x = inputs[0].data<float>();
     const float* sum = inputs.size() > kFusedConvSumInput && inputs[kFusedConvSumInput].is_valid()
@@ -118,24 +110,11 @@ class WinogradConvKernel final : public Kernel {
                            : nullptr;
     float* y = outputs[0].data<float>();
     const int64_t per_sample = (g_.tiles.count() + g_.chunk - 1) / g_.chunk;
-    const int64_t chunks = g_.batch * per_sample;
-    if (threads_ == 1 || chunks < threads_) {
-      for (int64_t c = 0; c < chunks; ++c) {
-        RETURN_IF_ERROR(RunChunk(x, sum, y, c / per_sample, (c % per_sample) * g_.chunk,
-                                 scratch_[0], threads_));
-      }
-      return Status::Ok();
-    }
-    std::vector<Status> failures(scratch_.size());
-#pragma omp parallel for num_threads(threads_) schedule(dynamic)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int thread = omp_get_thread_num();
-      Status status = RunChunk(x, sum, y, c / per_sample, (c % per_sample) * g_.chunk,
-                               scratch_[thread], /*threads=*/1);
-      if (!status.ok()) failures[thread] = std::move(status);
-    }
-    for (Status& status : failures) RETURN_IF_ERROR(status);
-    return Status::Ok();
+    return onednn::RunBands(
+        g_.batch * per_sample, threads_, [&](int64_t c, int worker, int threads) {
+          return RunChunk(x, sum, y, c / per_sample, (c % per_sample) * g_.chunk, scratch_[worker],
+                          threads);
+        });
   }
 
  private:
@@ -143,19 +122,14 @@ class WinogradConvKernel final : public Kernel {
   Status RunChunk(const float* x, const float* sum, float* y, int64_t n, int64_t first,
                   ChunkScratch& s, int threads) const {
     const int64_t rows = std::min(g_.chunk, g_.tiles.count() - first);
-    const Product& product = rows == g_.chunk ? chunk_ : *tail_;
-    const bool serial = threads != threads_;
+    const onednn::BandProduct& product = rows == g_.chunk ? chunk_ : *tail_;
     const int64_t pixels = g_.tiles.height * g_.tiles.width;
     const int64_t out_offset = n * pixels * g_.out_channels;
     winograd::TransformInput(x + n * pixels * g_.channels, g_.tiles, g_.channels, first, rows,
                              s.v.data(), rows * g_.channels);
     try {
-      s.args.Bind(DNNL_ARG_SRC, product.v, s.v.data());
-      s.args.Set(DNNL_ARG_WEIGHTS, weights_);
-      s.args.Bind(DNNL_ARG_DST, product.m, s.m.data());
-      s.args.Bind(DNNL_ARG_SCRATCHPAD, serial ? product.serial_scratchpad : product.scratchpad,
-                  s.scratchpad.data());
-      s.args.Execute(serial ? product.serial : product.primitive);
+      product.Execute(s.args, threads != threads_, s.v.data(), s.m.data(), s.scratchpad.data(),
+                      weights_, /*bias=*/std::nullopt);
     } catch (const dnnl::error& e) {
       return onednn::FromDnnlError(e, "Winograd convolution's matrix product");
     }
@@ -167,9 +141,9 @@ class WinogradConvKernel final : public Kernel {
 
   WinogradGeometry g_;
   int threads_;
-  Product chunk_;
-  std::optional<Product> tail_;
-  memory weights_;  // U [16, C, K] in the matmul's packed layout
+  onednn::BandProduct chunk_;
+  std::optional<onednn::BandProduct> tail_;
+  memory weights_;  // U [positions, C, K] in the matmul's packed layout
   std::vector<float> bias_;
   std::string impl_;
   std::vector<ChunkScratch> scratch_;  // one per thread
@@ -177,26 +151,12 @@ class WinogradConvKernel final : public Kernel {
 
 // The geometry when `request` is a convolution this kernel takes, else why not.
 StatusOr<WinogradGeometry> Match(const KernelRequest& request) {
-  const ir::Node& node = request.node;
-  const bool fused = IsFusedConv(node);
+  RETURN_IF_ERROR(onednn::CheckFloatConvWithConstantWeights(request, 4));
   auto no = [](const std::string& why) { return FailedPreconditionError(why); };
-  if (!fused && !(node.op_type() == "Conv" && node.domain().empty())) return no("not a Conv");
-  if (request.inputs.size() < 2 || request.inputs[0] == nullptr || request.inputs[1] == nullptr ||
-      request.outputs.empty() || request.outputs[0] == nullptr) {
-    return no("an input or the output is missing");
-  }
+  const ir::Node& node = request.node;
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
-  if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 || x.sizes.size() != 4 ||
-      w.sizes.size() != 4 || y.size() != 4 || !w.has_constant() ||
-      (b != nullptr && (!b->has_constant() || b->dtype != DataType::kFloat32)) ||
-      !onednn::WindowAttributesFit(node, 2)) {
-    return no("not a float32 2-D convolution with constant weights");
-  }
-  if (request.precision != Precision::kFloat32) return no("it computes in bf16");
-  if (node.GetInt("group", 1) != 1 || w.sizes[1] != x.sizes[1]) return no("grouped");
   if (w.sizes[2] != 3 || w.sizes[3] != 3) return no("not a 3x3 kernel");
   const onednn::ConvGeometry geo = onednn::ComputeConvGeometry(node, x.sizes, w.sizes, y);
   const memory::dims one = {1, 1}, zero = {0, 0};
@@ -208,25 +168,30 @@ StatusOr<WinogradGeometry> Match(const KernelRequest& request) {
   g.batch = x.sizes[0];
   g.channels = x.sizes[1];
   g.out_channels = w.sizes[0];
-  g.tiles = {x.sizes[2], x.sizes[3]};
+  g.tiles = {x.sizes[2], x.sizes[3], 4};
   if (g.channels % kLanes != 0 || g.out_channels % kLanes != 0 || g.batch == 0) {
     return no("channel counts not multiples of 16");
   }
   if (g.channels < kMinChannels || g.out_channels < kMinChannels) {
     return no("fewer than " + std::to_string(kMinChannels) + " channels in or out");
   }
-  if (kPositions * g.channels * g.out_channels * int64_t{sizeof(float)} > kMaxWeightBytes ||
-      g.tiles.count() < kMinTiles) {
+  // F(4x4, 3x3) where its transformed weights fit, else F(2x2, 3x3).
+  auto weight_bytes = [&] {
+    return g.tiles.positions() * g.channels * g.out_channels * int64_t{sizeof(float)};
+  };
+  if (weight_bytes() > kMaxWeightBytes) g.tiles.size = 2;
+  if (weight_bytes() > kMaxWeightBytes || g.tiles.height * g.tiles.width < kMinPixels) {
     return no("too few tiles for its weights: the direct convolution is faster");
   }
-  if (fused) {
+  if (IsFusedConv(node)) {
     const Activation activation = ReadActivation(node);
     if (!(activation.op.empty() || activation.op == "Relu") || activation.has_post_linear()) {
       return no("its activation is not Relu");
     }
     g.relu = activation.op == "Relu";
   }
-  const int64_t tile_bytes = kPositions * (g.channels + g.out_channels) * int64_t{sizeof(float)};
+  const int64_t tile_bytes =
+      g.tiles.positions() * (g.channels + g.out_channels) * int64_t{sizeof(float)};
   g.chunk = std::min(g.tiles.count(), std::max<int64_t>(8, kChunkBytes / tile_bytes));
   // An odd chunk: with an even one the 16 positions a transform step stores or loads are
   // often a multiple of 4 KiB apart, and fight for the same L1 sets.
@@ -240,6 +205,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnWinogradConvKernel(const Kerne
   StatusOr<WinogradGeometry> g = Match(request);
   if (!g.ok()) return NotApplicable(request, g.status().message());
   const int64_t c_count = g->channels, k_count = g->out_channels;
+  const int64_t positions = g->tiles.positions();
   const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
   const bool has_sum =
       request.inputs.size() > kFusedConvSumInput && request.inputs[kFusedConvSumInput] != nullptr;
@@ -250,42 +216,29 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnWinogradConvKernel(const Kerne
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     auto describe = [&](int64_t rows, const memory::desc& weights) {
-      memory::desc v({kPositions, rows, c_count}, dt::f32, tag::abc);
-      memory::desc m({kPositions, rows, k_count}, dt::f32, tag::abc);
+      memory::desc v({positions, rows, c_count}, dt::f32, tag::abc);
+      memory::desc m({positions, rows, k_count}, dt::f32, tag::abc);
       return dnnl::matmul::primitive_desc(dnnl::matmul::desc(v, weights, m), attr,
                                           onednn::Engine());
     };
-    const memory::desc u_plain({kPositions, c_count, k_count}, dt::f32, tag::abc);
-    const memory::desc u_any({kPositions, c_count, k_count}, dt::f32, tag::any);
+    const memory::desc u_plain({positions, c_count, k_count}, dt::f32, tag::abc);
+    const memory::desc u_any({positions, c_count, k_count}, dt::f32, tag::any);
     dnnl::matmul::primitive_desc pd = describe(g->chunk, u_any);
     const memory::desc packed = pd.weights_desc();
     // The product of `rows` tiles on the packed weights, or nullopt for oneDNN's `ref`.
-    auto product = [&](int64_t rows) -> std::optional<Product> {
-      dnnl::matmul::primitive_desc own = describe(rows, packed);
-      dnnl::matmul::primitive_desc serial = [&] {
-        struct RestoreThreads {
-          int threads;
-          ~RestoreThreads() { onednn::SetThreads(threads); }
-        } restore{request.threads};
-        onednn::SetThreads(1);
-        return describe(rows, packed);
-      }();
-      for (const dnnl::matmul::primitive_desc* d : {&own, &serial}) {
-        if (onednn::IsReferenceImpl(onednn::ImplName(*d))) return std::nullopt;
-      }
-      return Product{dnnl::matmul(own), dnnl::matmul(serial),  own.src_desc(),
-                     own.dst_desc(),    own.scratchpad_desc(), serial.scratchpad_desc()};
+    auto product = [&](int64_t rows) {
+      return onednn::MakeBandProduct(request.threads, [&] { return describe(rows, packed); });
     };
-    std::optional<Product> chunk = product(g->chunk), tail;
+    std::optional<onednn::BandProduct> chunk = product(g->chunk), tail;
     if (const int64_t rest = g->tiles.count() % g->chunk; chunk && rest != 0) {
       tail = product(rest);
       if (!tail) chunk.reset();
     }
     if (!chunk) return NotApplicable(request, "oneDNN offers only its slow reference matmul here");
-    ASSIGN_OR_RETURN(Tensor u, Tensor::AllocateUninitialized(DataType::kFloat32,
-                                                             {kPositions, c_count, k_count}));
+    ASSIGN_OR_RETURN(
+        Tensor u, Tensor::AllocateUninitialized(DataType::kFloat32, {positions, c_count, k_count}));
     winograd::TransformWeights(request.inputs[1]->constant.data<float>(), k_count, c_count,
-                               u.data<float>());
+                               g->tiles.size, u.data<float>());
     ASSIGN_OR_RETURN(memory weights, onednn::ReorderConstant(u, u_plain, packed));
     std::vector<float> bias;
     if (b != nullptr) {

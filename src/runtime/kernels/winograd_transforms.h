@@ -1,14 +1,17 @@
-// The three transforms of Winograd's F(2x2, 3x3) convolution (Lavin & Gray, "Fast
-// Algorithms for Convolutional Neural Networks", 2015) on channels-last activations:
+// The three transforms of Winograd's F(m x m, 3x3) convolution, m = 2 or 4 (Lavin & Gray,
+// "Fast Algorithms for Convolutional Neural Networks", 2015), on channels-last activations;
+// with n = m + 2:
 //
-//   U = G g G^T        the 3x3 kernel g of each (output, input) channel pair -> 4x4
-//   V = B^T d B        each 4x4 input tile d (stride 2, one pixel of overlap) -> 4x4
-//   M[xi] = V[xi] U[xi]  for the 16 positions xi (16 matrix products over channels)
-//   Y = A^T M A        each 4x4 product tile -> a 2x2 output tile
+//   U = G g G^T        the 3x3 kernel g of each (output, input) channel pair -> n x n
+//   V = B^T d B        each n x n input tile d (stride m, two pixels of overlap) -> n x n
+//   M[xi] = V[xi] U[xi]  for the n*n positions xi (n*n matrix products over channels)
+//   Y = A^T M A        each n x n product tile -> an m x m output tile
 //
-// 2.25x fewer multiplications than the direct convolution for the price of the two
-// activation transforms (adds only). Transforms work on 16 channels at a time, so the
-// channel counts must be multiples of 16.
+// F(2x2, 3x3) does 2.25x fewer multiplications than the direct convolution, F(4x4, 3x3)
+// 4x fewer, for the price of the activation transforms and, for m = 4, a larger rounding
+// error (its transforms scale by up to 8 and 1/24; relative differences around 1e-5
+// against 1e-6). Transforms work on 16 channels at a time, so the channel counts must be
+// multiples of 16.
 #pragma once
 
 #include <cstdint>
@@ -17,16 +20,19 @@ namespace qtune::runtime::winograd {
 
 inline constexpr int64_t kLanes = 16;  // channels per transform step
 
-// Output tiles of one sample: rows and columns of 2x2 tiles.
+// Output tiles of one sample: rows and columns of m x m tiles.
 struct Tiles {
   int64_t height = 0, width = 0;  // activation rows and columns (input = output)
-  int64_t rows() const { return (height + 1) / 2; }
-  int64_t columns() const { return (width + 1) / 2; }
+  int64_t size = 2;               // m: 2 or 4
+  int64_t rows() const { return (height + size - 1) / size; }
+  int64_t columns() const { return (width + size - 1) / size; }
   int64_t count() const { return rows() * columns(); }
+  int64_t positions() const { return (size + 2) * (size + 2); }
 };
 
-// u[xi][c][k] (xi = 4 * i + j) from g [K][C][3][3].
-void TransformWeights(const float* g, int64_t out_channels, int64_t in_channels, float* u);
+// u[xi][c][k] (xi = n * i + j) from g [K][C][3][3], for tiles of `size` m.
+void TransformWeights(const float* g, int64_t out_channels, int64_t in_channels, int64_t size,
+                      float* u);
 
 // v[xi * v_stride + t * C + c] for tiles first .. first+count-1 of sample x [H, W, C]
 // (pixels outside x are 0: the convolution's one-pixel padding).
