@@ -122,15 +122,21 @@ class NativeReduceKernel final : public Kernel {
   void ReduceRows(const float* x, float* y) const {
     const int64_t inner = s_.inner;
     std::fill(y, y + inner, Identity());
+    // omp simd: at -O2 GCC vectorizes only loops whose trip count needs no epilogue (a
+    // ViT's mean over 197 tokens of 192: 0.018 ms scalar).
     for (int64_t r = 0; r < s_.reduce; ++r) {
       const float* row = x + r * inner;
       if (IsMax()) {
-        for (int64_t i = 0; i < inner; ++i) y[i] = std::max(y[i], row[i]);
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i) y[i] = y[i] < row[i] ? row[i] : y[i];
       } else if (IsMin()) {
-        for (int64_t i = 0; i < inner; ++i) y[i] = std::min(y[i], row[i]);
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i) y[i] = row[i] < y[i] ? row[i] : y[i];
       } else if (Squares()) {
+#pragma omp simd
         for (int64_t i = 0; i < inner; ++i) y[i] += row[i] * row[i];
       } else {
+#pragma omp simd
         for (int64_t i = 0; i < inner; ++i) y[i] += row[i];
       }
     }
