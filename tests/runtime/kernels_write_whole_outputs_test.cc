@@ -55,6 +55,7 @@ const std::map<std::string, std::string> kCheckedByTheirKernelTest = {
     {"onednn_transpose", "onednn_int8_passthrough_test"},
     {"onednn_matmul", "onednn_matmul_test"},
     {"onednn_rnn", "onednn_rnn_test"},
+    {"onednn_winograd_conv", "onednn_winograd_conv_test"},
     // Its test fills the output with 0xA5 and compares it with the reference.
     {"onednn_qdeconv", "onednn_qdeconv_test"},
 };
