@@ -15,7 +15,7 @@
 // blocked layouts, and the reorders around it made the network slower).
 //
 // Taken where it measured faster: in ResNet-18 (1 thread, Intel Xeon) a 56x56 64->64 layer
-// takes 1.08 ms at m = 2 and about 0.75 at m = 4 against the direct convolution's 1.54, a
+// takes 1.08 ms at m = 2 and 0.64 at m = 4 against the direct convolution's 1.54, a
 // 28x28 128->128 one 0.98 (m = 2) against 1.5; but the 14x14 256->256 layers took 1.5-1.8
 // against 1.5 (U of 4 MiB read from memory for 49 tiles): see kMaxWeightBytes, kMinPixels
 // and kMinChannels.
