@@ -1,9 +1,6 @@
 #include "runtime/kernels/onednn_band_product.h"
 
-#include <omp.h>
-
 #include <algorithm>
-#include <vector>
 
 #include "runtime/kernels/onednn_context.h"
 
@@ -46,23 +43,6 @@ size_t BandScratchpadBytes(std::initializer_list<const BandProduct*> products) {
     }
   }
   return bytes;
-}
-
-Status RunBands(int64_t count, int threads,
-                const std::function<Status(int64_t band, int worker, int threads)>& fn) {
-  if (threads <= 1 || count < threads) {
-    for (int64_t band = 0; band < count; ++band) RETURN_IF_ERROR(fn(band, 0, threads));
-    return Status::Ok();
-  }
-  std::vector<Status> failures(static_cast<size_t>(threads));
-#pragma omp parallel for num_threads(threads) schedule(dynamic)
-  for (int64_t band = 0; band < count; ++band) {
-    const int worker = omp_get_thread_num();
-    Status status = fn(band, worker, /*threads=*/1);
-    if (!status.ok() && failures[worker].ok()) failures[worker] = std::move(status);
-  }
-  for (Status& status : failures) RETURN_IF_ERROR(status);
-  return Status::Ok();
 }
 
 }  // namespace qtune::runtime::onednn

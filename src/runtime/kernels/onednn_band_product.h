@@ -5,9 +5,12 @@
 // over threads.
 #pragma once
 
+#include <omp.h>
+
 #include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
+#include <vector>
 
 #include "core/status.h"
 #include "runtime/kernels/onednn_exec_args.h"
@@ -38,11 +41,26 @@ std::optional<BandProduct> MakeBandProduct(
 // The largest scratchpad either primitive of `products` (null entries skipped) needs.
 size_t BandScratchpadBytes(std::initializer_list<const BandProduct*> products);
 
-// Runs fn(band, worker, threads) for bands 0 .. count-1. With `threads` > 1 and at least as
-// many bands, workers 0 .. threads-1 run whole bands at once, each with threads = 1 (the
-// serial products, the worker's own scratch); otherwise the bands run in turn on worker 0
-// with all threads. The first error is returned.
-Status RunBands(int64_t count, int threads,
-                const std::function<Status(int64_t band, int worker, int threads)>& fn);
+// Runs fn(band, worker, threads) -> Status for bands 0 .. count-1. With `threads` > 1 and at
+// least as many bands, workers 0 .. threads-1 run whole bands at once, each with threads = 1
+// (the serial products, the worker's own scratch); otherwise the bands run in turn on
+// worker 0 with all threads. The first error is returned. A template, not std::function:
+// a warm run allocates nothing on one thread (run_allocations_test).
+template <typename Fn>
+Status RunBands(int64_t count, int threads, const Fn& fn) {
+  if (threads <= 1 || count < threads) {
+    for (int64_t band = 0; band < count; ++band) RETURN_IF_ERROR(fn(band, 0, threads));
+    return Status::Ok();
+  }
+  std::vector<Status> failures(static_cast<size_t>(threads));
+#pragma omp parallel for num_threads(threads) schedule(dynamic)
+  for (int64_t band = 0; band < count; ++band) {
+    const int worker = omp_get_thread_num();
+    Status status = fn(band, worker, /*threads=*/1);
+    if (!status.ok() && failures[worker].ok()) failures[worker] = std::move(status);
+  }
+  for (Status& status : failures) RETURN_IF_ERROR(status);
+  return Status::Ok();
+}
 
 }  // namespace qtune::runtime::onednn
