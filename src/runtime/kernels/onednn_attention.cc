@@ -174,7 +174,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRe
     dnnl::matmul::primitive_desc scores_pd(dnnl::matmul::desc(q_md, kt_md, scores_md), scaled,
                                            onednn::Engine());
     std::optional<dnnl::softmax_forward::primitive_desc> softmax_pd;
-    if (std::string(SoftmaxRowsIsa()) != "avx512") {
+    if (!SoftmaxRowsUseAvx512()) {
       memory::desc rows_md({b * h * s, t}, dt::f32, memory::format_tag::ab);
       softmax_pd.emplace(
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, rows_md, 1),

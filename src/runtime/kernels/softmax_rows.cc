@@ -139,7 +139,7 @@ bool HasAvx512() {
 
 }  // namespace
 
-const char* SoftmaxRowsIsa() { return HasAvx512() ? "avx512" : "portable"; }
+bool SoftmaxRowsUseAvx512() { return HasAvx512(); }
 
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t count, int threads,
                  SoftmaxPath path) {

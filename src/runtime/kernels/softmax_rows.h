@@ -12,7 +12,7 @@
 // loop the compiler vectorizes for AVX2 or baseline x86-64. Measured on 591 rows of 197
 // (a ViT's attention scores, 1 thread, Intel Xeon): oneDNN 2.6's softmax 0.067 ms, the
 // AVX-512 path 0.046 ms, the portable loop (its AVX2 clone) 0.123 ms; so callers that
-// have oneDNN's softmax at hand use it where SoftmaxRowsIsa() is "portable".
+// have oneDNN's softmax at hand use it where SoftmaxRowsUseAvx512() is false.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ enum class SoftmaxPath {
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t count, int threads,
                  SoftmaxPath path = SoftmaxPath::kAuto);
 
-// "avx512" or "portable": the path kAuto takes on this CPU (for kernel descriptions).
-const char* SoftmaxRowsIsa();
+// True when kAuto takes the AVX-512 path on this CPU.
+bool SoftmaxRowsUseAvx512();
 
 }  // namespace qtune::runtime
