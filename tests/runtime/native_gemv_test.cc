@@ -85,6 +85,24 @@ TEST(NativeGemv, BiasAndEveryActivation) {
   }
 }
 
+TEST(NativeGemv, MatMulBiasSumBeforeTheActivation) {
+  // qtune::MatMulBias's Sum input (a residual): added before the activation, also ReLU
+  // (which otherwise runs in the product's registers). Never in place: the product is
+  // written before the Sum is read (the kernel does not offer its buffer).
+  const uint32_t seed = TestSeed(6105);
+  std::mt19937 rng(seed);
+  for (const std::string activation : {"", "Relu", "Tanh"}) {
+    for (int64_t n : {1, 17, 64, 255}) {
+      const int64_t m = 1 + static_cast<int64_t>(rng() % 4);
+      const int64_t k = kSizes[rng() % std::size(kSizes)];
+      KernelCase c = MatMulBiasCase(m, k, n, activation, {}, rng, seed);
+      c.inputs.push_back(Dynamic(RandomTensor({m, n}, rng, -2.0f, 2.0f)));
+      c.label += " + Sum";
+      EXPECT_TRUE(CheckKernel(c));
+    }
+  }
+}
+
 TEST(NativeGemv, GemmAlphaBetaTransBAndRowBias) {
   const uint32_t seed = TestSeed(6104);
   std::mt19937 rng(seed);

@@ -210,6 +210,48 @@ TEST(OnednnMatMul, BatchedFirstOperandCollapsesIntoRows) {
   EXPECT_TRUE(CheckKernel(MakeMatMulCase({2, 3, 5, 7}, {7, 33}, rng, seed)));
 }
 
+// qtune::MatMulBias [rows, k] x [k, n] + bias, with `activation` and optionally a Sum.
+KernelCase MakeMatMulBiasCase(const std::vector<int64_t>& a, int64_t n, const std::string& activation,
+                              bool with_sum, std::mt19937& rng, uint32_t seed) {
+  KernelCase c = MakeMatMulCase(a, {a.back(), n}, rng, seed);
+  c.op_type = "MatMulBias";
+  c.domain = "qtune";
+  c.label = "MatMulBias " + c.label + " " + activation + (with_sum ? " + Sum" : "");
+  c.inputs.push_back(Constant(RandomTensor({n}, rng)));
+  if (with_sum) {
+    std::vector<int64_t> y = a;
+    y.back() = n;
+    c.inputs.push_back(Dynamic(RandomTensor(y, rng, -2.0f, 2.0f)));
+  }
+  if (!activation.empty()) c.attributes = {Attribute::String("activation", activation)};
+  return c;
+}
+
+TEST(OnednnMatMul, MatMulBiasGeluAndSum) {
+  // Gelu runs as GeluErf after the product on AVX-512 CPUs (the oneDNN post-op elsewhere);
+  // the Sum is a oneDNN sum post-op before the activation, in place or copied into dst.
+  uint32_t seed = TestSeed(4104);
+  std::mt19937 rng(seed);
+  AtOneAndTwoThreads([&] {
+    for (const std::vector<int64_t>& a :
+         {std::vector<int64_t>{197, 192}, {1, 33, 17}, {2, 5, 64}, {9, 7}}) {
+      for (int64_t n : {16, 77, 768}) {
+        for (const std::string activation : {"", "Gelu", "Relu"}) {
+          for (bool with_sum : {false, true}) {
+            KernelCase c = MakeMatMulBiasCase(a, n, activation, with_sum, rng, seed);
+            EXPECT_TRUE(CheckKernel(c));
+            if (with_sum) {
+              c.in_place_input = 3;
+              c.label += " in place";
+              EXPECT_TRUE(CheckKernel(c));
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
 TEST(OnednnMatMul, LeavesUnsupportedVariantsToTheReference) {
   uint32_t seed = TestSeed(4103);
   std::mt19937 rng(seed);

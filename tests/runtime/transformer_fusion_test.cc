@@ -88,12 +88,13 @@ TEST_P(TransformerFusionTest, EncoderFusesAndMatchesTheReference) {
   // Q x K^T, scale, Softmax, P x V and the head Transposes are one qtune::Attention.
   EXPECT_EQ(ops["Attention"], o.layers);
   for (const char* gone :
-       {"ReduceMean", "Sqrt", "Pow", "Erf", "Tanh", "MatMul", "Softmax", "Transpose"}) {
+       {"ReduceMean", "Sqrt", "Pow", "Erf", "Tanh", "MatMul", "Softmax", "Transpose", "Add"}) {
     EXPECT_EQ(ops.count(gone), 0u) << gone << " left in\n" << (*plan)->ToString();
   }
   for (const auto& [op, impl] : Kernels(**plan)) {
     if (op == "LayerNormalization" || op == "Attention" || op == "MatMulBias") {
-      EXPECT_EQ(impl.rfind("onednn:", 0), 0u) << op << " runs on " << impl;
+      EXPECT_TRUE(impl.starts_with("onednn:") || impl.starts_with("native:"))
+          << op << " runs on " << impl;
     }
   }
   EXPECT_LE(DistanceToReference(*graph, SessionOptions{}), 1e-4);
@@ -182,17 +183,43 @@ TEST_F(EdgeCaseTest, MatMulBiasAcceptsRowAndScalarBiases) {
   EXPECT_EQ(ops.size(), 1u);
 }
 
+TEST_F(EdgeCaseTest, SplitProjectionBecomesOneMatMulBiasPerPart) {
+  // A packed QKV projection: MatMul + bias -> Split into three [.., 64] parts.
+  ir::Value* qkv = b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 192}, 0.2f)}),
+                                 e_.Random({192}, 0.5f)});
+  std::vector<ir::Value*> parts = b_.MultiOp("Split", {qkv, e_.Int64s({64, 64, 64})}, 3,
+                                             {ir::Attribute::Int("axis", -1)});
+  ir::Value* y = b_.Op("Mul", {b_.Op("Sub", {parts[0], parts[1]}), parts[2]});
+  std::map<std::string, int> ops = CompileAndCheck(y);
+  EXPECT_EQ(ops["MatMulBias"], 3);
+  EXPECT_EQ(ops.count("Split"), 0u);
+}
+
+TEST_F(EdgeCaseTest, ResidualAddBecomesTheMatMulBiasSum) {
+  ir::Value* h = b_.Op("Add", {e_.Random({64}, 0.5f), b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)})});
+  ir::Value* y = b_.Op("Add", {x_, h});
+  std::map<std::string, int> ops = CompileAndCheck(y);
+  EXPECT_EQ(ops["MatMulBias"], 1);
+  EXPECT_EQ(ops.count("Add"), 0u);
+}
+
 // Single-pattern graphs for what must not fuse.
 class NotFusedTest : public ::testing::Test {
  protected:
   NotFusedTest() : b_(13), e_(b_, 3) { x_ = b_.Input("x", DataType::kFloat32, kInputSizes); }
-  std::map<std::string, int> FuseAndCount(ir::Value* y) {
+  // Every value has kInputSizes unless `sizes_of` names it.
+  std::map<std::string, int> FuseAndCount(
+      ir::Value* y, const std::map<std::string, std::vector<int64_t>>& sizes_of = {}) {
     b_.Output(y);
     std::unique_ptr<ir::Graph> graph = b_.Build();
     SizesByName sizes;
     for (const ir::Value* v : graph->inputs()) sizes[v->name()] = {DataType::kFloat32, kInputSizes};
     for (const ir::Node* n : graph->nodes()) {
-      sizes[n->output(0)->name()] = {DataType::kFloat32, kInputSizes};
+      for (const ir::Value* out : n->outputs()) {
+        auto given = sizes_of.find(out->name());
+        sizes[out->name()] = {DataType::kFloat32,
+                              given == sizes_of.end() ? kInputSizes : given->second};
+      }
     }
     auto report = RunFusions(*graph, sizes);
     EXPECT_TRUE(report.ok()) << report.status().ToString();
@@ -233,6 +260,30 @@ TEST_F(NotFusedTest, ResidualAddIsNoBias) {
   std::map<std::string, int> ops = FuseAndCount(y);
   EXPECT_EQ(ops.count("MatMulBias"), 0u);
   EXPECT_EQ(ops["MatMul"], 1);
+}
+
+TEST_F(NotFusedTest, NarrowSplitPartsStayOneProjection) {
+  // Parts of 32 columns run below the matmul kernels' block width: no split.
+  ir::Value* qk = b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)}),
+                                e_.Random({64}, 0.5f)});
+  std::vector<ir::Value*> parts = b_.MultiOp("Split", {qk, e_.Int64s({32, 32})}, 2,
+                                             {ir::Attribute::Int("axis", -1)});
+  std::map<std::string, int> ops =
+      FuseAndCount(b_.Op("Add", {parts[0], parts[1]}),
+                   {{parts[0]->name(), {2, 16, 32}}, {parts[1]->name(), {2, 16, 32}}});
+  EXPECT_EQ(ops["MatMulBias"], 1);
+  EXPECT_EQ(ops["Split"], 1);
+}
+
+TEST_F(NotFusedTest, BroadcastResidualStaysAnAdd) {
+  // The Add broadcasts a [2, 1, 64] value over the product: not a residual of its sizes.
+  ir::Value* h = b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)}),
+                               e_.Random({64}, 0.5f)});
+  ir::Value* row = b_.Op("ReduceMean", {x_}, {ir::Attribute::Ints("axes", {1})});
+  std::map<std::string, int> ops =
+      FuseAndCount(b_.Op("Add", {h, row}), {{row->name(), {2, 1, 64}}});
+  EXPECT_EQ(ops["MatMulBias"], 1);
+  EXPECT_EQ(ops["Add"], 1);
 }
 
 }  // namespace

@@ -143,6 +143,8 @@ StatusOr<FusionReport> RunFusions(ir::Graph& graph, const SizesByName& sizes) {
   ASSIGN_OR_RETURN(report.gelu, FuseDecomposedGelu(graph));
   ASSIGN_OR_RETURN(report.matmul_bias, FuseMatMulBias(graph, sizes));
   ASSIGN_OR_RETURN(report.matmul_activation, FuseMatMulActivation(graph));
+  ASSIGN_OR_RETURN(report.projection_split, FuseProjectionSplit(graph, sizes));
+  ASSIGN_OR_RETURN(report.matmul_residual, FuseMatMulResidual(graph, sizes));
   ASSIGN_OR_RETURN(report.attention, FuseAttention(graph, sizes));
   ASSIGN_OR_RETURN(report.conv_add, FuseConvAdd(graph, sizes));
   ASSIGN_OR_RETURN(report.conv_activation, FuseConvActivation(graph, sizes));

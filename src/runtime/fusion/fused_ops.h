@@ -9,10 +9,10 @@
 //   post_linear (floats {scale, shift}, optional)
 //   Y = activation(Conv(X, W, B) + Sum) * scale + shift
 //
-// qtune::MatMulBias  inputs: A [..., M, K], W [K, N] (constant), bias [N] (constant)
-//   Y = activation(MatMul(A, W) + bias)   (reference kernel: matmul_bias_reference.cc)
+// qtune::MatMulBias  inputs: A [..., M, K], W [K, N] (constant), bias [N] (constant), [Sum]
+//   Y = activation(MatMul(A, W) + bias + Sum)   (reference kernel: matmul_bias_reference.cc)
 //   optional attributes activation / activation_params as for FusedConv, plus Gelu and
-//   GeluTanh (erf and tanh GELU, MatMulActivationOf)
+//   GeluTanh (erf and tanh GELU, MatMulActivationOf); Sum (a residual) has Y's sizes
 //
 // qtune::Attention   inputs: Q [B, S, H*D], K [B, T, H*D], V [B, T, H*D], [mask]
 //   attributes: num_heads (H), scale (float)
@@ -32,6 +32,7 @@ namespace qtune::runtime {
 
 inline constexpr char kQtuneDomain[] = "qtune";
 inline constexpr size_t kFusedConvSumInput = 3;
+inline constexpr size_t kMatMulBiasSumInput = 3;
 
 class ReferenceRegistry;
 void RegisterMatMulBiasReference(ReferenceRegistry& registry);

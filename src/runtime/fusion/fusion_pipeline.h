@@ -29,6 +29,8 @@ struct FusionReport {
   int layer_norm = 0;
   int gelu = 0;
   int matmul_bias = 0;
+  int projection_split = 0;  // MatMulBias -> Split into one MatMulBias per part
+  int matmul_residual = 0;   // MatMulBias -> Add(residual) into MatMulBias's Sum
   int attention = 0;        // qtune::Attention (attention_fusion.cc)
   int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
   int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
@@ -39,7 +41,7 @@ struct FusionReport {
   int dequantize_folded = 0;
   int total() const {
     return activations + attention + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
-           matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup + lowbit_matmul +
+           projection_split + matmul_residual + matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup + lowbit_matmul +
            dequantize_folded;
   }
 };
@@ -56,6 +58,10 @@ StatusOr<int> FuseConvActivation(ir::Graph& graph, const SizesByName& sizes);  /
 StatusOr<int> FuseDecomposedLayerNorm(ir::Graph& graph, const SizesByName& sizes);
 StatusOr<int> FuseDecomposedGelu(ir::Graph& graph);  // erf and tanh forms -> Gelu
 StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes);  // -> MatMulBias
+// MatMulBias -> Split along the last axis -> one MatMulBias per part (matmul_split_fusion.cc).
+StatusOr<int> FuseProjectionSplit(ir::Graph& graph, const SizesByName& sizes);
+// MatMulBias -> Add(residual of the same sizes) -> MatMulBias with Sum (matmul_bias_fusion.cc).
+StatusOr<int> FuseMatMulResidual(ir::Graph& graph, const SizesByName& sizes);
 // Q·Kᵀ [scale] [mask] Softmax ·V with its head split/merge Transposes -> qtune::Attention.
 StatusOr<int> FuseAttention(ir::Graph& graph, const SizesByName& sizes);
 // QDQ models (qdq_fusion.cc, qdq_passthrough_fusion.cc; run after the float fusions so

@@ -2,6 +2,13 @@
 // when W is a constant matrix [K, N] and bias a float32 constant that varies only along
 // the last axis ([N], [1, N], ... or a scalar). The constant-weight matmul kernel then
 // adds the bias inside the primitive. Exact: the same sum, rounded the same way.
+//
+// MatMulBias(A, W, bias) -> Add(R)  =>  qtune::MatMulBias(A, W, bias, Sum = R)
+// for a transformer's residual connection: R computed (not a constant), float32, of the
+// product's sizes exactly (no broadcasting), and the MatMulBias without an activation (Add
+// comes after it). The kernels add R in the primitive (a oneDNN sum post-op, writing in
+// R's buffer when nothing reads R later) instead of a separate pass over the output.
+// Exact: (A W + bias) + R, rounded as the Add did.
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/fusion/fusion_pipeline.h"
 #include "runtime/fusion/pattern_util.h"
@@ -70,7 +77,52 @@ Status ApplyMatMulBias(ir::Graph& graph, MatMulBiasMatch m) {
   return pattern::ReplaceChain(graph, std::move(spec), result, {m.matmul, m.add}).status();
 }
 
+struct ResidualMatch {
+  ir::Node* matmul = nullptr;
+  ir::Node* add = nullptr;
+  ir::Value* residual = nullptr;
+};
+
+std::optional<ResidualMatch> SelectMatMulResidual(ir::Node* matmul, const SizesByName& sizes) {
+  if (!IsQtuneOp(*matmul, "MatMulBias") || matmul->num_inputs() != 3 ||
+      !matmul->GetString("activation", "").empty()) {
+    return std::nullopt;
+  }
+  ir::Node* add = SoleConsumer(matmul->output(0));
+  if (!IsDefaultOp(add, "Add") || add->num_inputs() != 2) return std::nullopt;
+  ir::Value* residual = add->input(0) == matmul->output(0) ? add->input(1) : add->input(0);
+  if (residual == nullptr || residual == matmul->output(0) || residual->is_initializer()) {
+    return std::nullopt;
+  }
+  auto product = sizes.find(matmul->output(0)->name());
+  auto r = sizes.find(residual->name());
+  auto sum = sizes.find(add->output(0)->name());
+  if (product == sizes.end() || r == sizes.end() || sum == sizes.end() ||
+      r->second.dtype != DataType::kFloat32 || r->second.sizes != product->second.sizes ||
+      sum->second.sizes != product->second.sizes) {
+    return std::nullopt;
+  }
+  return ResidualMatch{matmul, add, residual};
+}
+
+Status ApplyMatMulResidual(ir::Graph& graph, ResidualMatch m) {
+  ir::NodeSpec spec;
+  spec.op_type = "MatMulBias";
+  spec.domain = kQtuneDomain;
+  spec.name = graph.UniqueNodeName(m.matmul->name() + "_residual");
+  spec.inputs = {m.matmul->input(0), m.matmul->input(1), m.matmul->input(2), m.residual};
+  spec.attributes = m.matmul->attributes();
+  return pattern::ReplaceChain(graph, std::move(spec), m.add->output(0), {m.add, m.matmul})
+      .status();
+}
+
 }  // namespace
+
+StatusOr<int> FuseMatMulResidual(ir::Graph& graph, const SizesByName& sizes) {
+  return pattern::FuseAll(
+      graph, [&](ir::Node* node) { return SelectMatMulResidual(node, sizes); },
+      ApplyMatMulResidual);
+}
 
 StatusOr<int> FuseMatMulBias(ir::Graph& graph, const SizesByName& sizes) {
   return pattern::FuseAll(

@@ -131,6 +131,9 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
 StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const KernelRequest& request);
 // float32 BatchNormalization, inference mode, kPlain or kNhwc (native_batchnorm.cc).
 StatusOr<std::optional<KernelChoice>> CreateNativeBatchNormKernel(const KernelRequest& request);
+// float32 LayerNormalization over trailing axes, Y only, on AVX-512F CPUs
+// (native_layer_norm.cc); elsewhere CreateOnednnLayerNormKernel serves it.
+StatusOr<std::optional<KernelChoice>> CreateNativeLayerNormKernel(const KernelRequest& request);
 // Layout conversion between kPlain and kNhwc for one value.
 StatusOr<std::unique_ptr<Kernel>> CreateReorderKernel(DataType dtype,
                                                       const std::vector<int64_t>& sizes,

@@ -32,6 +32,7 @@
   X(NativeReduce)             \
   X(NativeUnary)              \
   X(NativeBatchNorm)          \
+  X(NativeLayerNorm)          \
   X(NativeQdqAverage)         \
   X(Reference)
 

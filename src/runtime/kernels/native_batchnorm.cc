@@ -7,8 +7,6 @@
 //
 // Left to the reference tier: training_mode=1 and its extra outputs, spatial=0 (opsets
 // 7-8: per-element parameters), other types, and parameters that are not [C].
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -16,13 +14,10 @@
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
+#include "runtime/kernels/parallel_rows.h"
 
 namespace qtune::runtime {
 namespace {
-
-// Grain of the parallel loop, in elements: smaller pieces cost more to schedule than
-// they save.
-constexpr int64_t kChunkElements = 16384;
 
 struct ChannelAffine {
   std::vector<float> a, b;  // per channel
@@ -76,7 +71,7 @@ class NativeBatchNormKernel final : public Kernel {
     if (total == 0) return Status::Ok();
     if (layout_ == Layout::kNhwc) {
       // Physical [N, H, W, C]: rows of C channels.
-      ParallelRows(total / channels, channels, [&](int64_t row) {
+      ParallelRows(total / channels, channels, threads_, [&](int64_t row) {
         const float* xr = x + row * channels;
         float* yr = y + row * channels;
         for (int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
@@ -84,7 +79,7 @@ class NativeBatchNormKernel final : public Kernel {
     } else {
       // [N, C, inner]: rows of one channel's inner values.
       const int64_t inner = total / (sizes_[0] * channels);
-      ParallelRows(total / inner, inner, [&](int64_t row) {
+      ParallelRows(total / inner, inner, threads_, [&](int64_t row) {
         const float ar = a[row % channels], br = b[row % channels];
         const float* xr = x + row * inner;
         float* yr = y + row * inner;
@@ -95,24 +90,6 @@ class NativeBatchNormKernel final : public Kernel {
   }
 
  private:
-  // fn(row) for every row, rows grouped into pieces of about kChunkElements elements.
-  template <typename Fn>
-  void ParallelRows(int64_t rows, int64_t row_length, const Fn& fn) const {
-    const int64_t rows_per_piece =
-        std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, row_length));
-    const int64_t pieces = (rows + rows_per_piece - 1) / rows_per_piece;
-    const int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
-    if (threads <= 1 || pieces <= 1) {
-      for (int64_t r = 0; r < rows; ++r) fn(r);
-      return;
-    }
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t p = 0; p < pieces; ++p) {
-      const int64_t end = std::min(rows, (p + 1) * rows_per_piece);
-      for (int64_t r = p * rows_per_piece; r < end; ++r) fn(r);
-    }
-  }
-
   std::vector<int64_t> sizes_;  // logical [N, C, ...]
   Layout layout_;
   double epsilon_;

@@ -1,7 +1,8 @@
 // Native fp32 MatMul, Gemm and qtune::MatMulBias with constant weights and at most
 // kGemvMaxRows rows (batch-1 and small-batch fully connected layers): the weights packed
 // once at creation (native_gemv_packed.h), each run one stream over them with the bias and
-// ReLU applied in registers; other activations run over the few output rows afterwards.
+// ReLU applied in registers; a MatMulBias Sum and other activations run over the few output
+// rows afterwards.
 // Larger M is a matrix product and stays with oneDNN (onednn_matmul.cc).
 #include <algorithm>
 #include <optional>
@@ -107,6 +108,12 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
     p.bias.assign(values, values + p.n);
     activation = ReadActivation(node);
   }
+  const ValueInfo* sum = with_bias && request.inputs.size() > kMatMulBiasSumInput
+                             ? request.inputs[kMatMulBiasSumInput]
+                             : nullptr;
+  if (sum != nullptr && (sum->dtype != DataType::kFloat32 || sum->sizes != request.outputs[0]->sizes)) {
+    return NotApplicable(request, "Sum does not have the product's sizes");
+  }
   ASSIGN_OR_RETURN(
       std::unique_ptr<PackedGemvWeights> packed,
       PackedGemvWeights::Pack(b.constant.data<float>(), p.k, p.n, p.transposed, p.alpha));
@@ -116,7 +123,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
   options.isa = *isa;
   choice.kernel = std::make_unique<PackedGemvKernel<PackedGemvWeights>>(
       "native:gemv:", &RunGemv, std::move(packed), std::move(p.bias), std::move(activation), p.m,
-      options);
+      options, sum != nullptr ? static_cast<int>(kMatMulBiasSumInput) : -1);
   choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
   choice.output_layouts = {Layout::kPlain};
   return std::optional<KernelChoice>(std::move(choice));

@@ -2,7 +2,11 @@
 // a constant (the weights, prepacked once at creation into the layout the primitive
 // prefers). The first
 // operand's leading dimensions are collapsed into rows: [.., M, K] x [K, N] -> [.., M, N].
+#include <functional>
+#include <numeric>
+
 #include "runtime/fusion/fused_ops.h"
+#include "runtime/kernels/gelu_erf.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
@@ -64,6 +68,25 @@ std::optional<MatMulProblem> DescribeMatMul(const KernelRequest& r) {
   return p;
 }
 
+// The matmul, then GeluErf over its output in place: on AVX-512 CPUs that pass costs about
+// half of what oneDNN 2.6's eltwise_gelu_erf post-op adds to the matmul (gelu_erf.h).
+class MatMulThenGeluKernel : public Kernel {
+ public:
+  MatMulThenGeluKernel(std::unique_ptr<Kernel> matmul, int threads)
+      : matmul_(std::move(matmul)), threads_(threads) {}
+  std::string Describe() const override { return matmul_->Describe() + "+native:gelu_erf"; }
+  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    RETURN_IF_ERROR(matmul_->Run(inputs, outputs));
+    float* y = outputs[0].data<float>();
+    GeluErf(y, y, outputs[0].num_elements(), threads_);
+    return Status::Ok();
+  }
+
+ private:
+  std::unique_ptr<Kernel> matmul_;
+  int threads_;
+};
+
 }  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelRequest& request) {
@@ -95,6 +118,14 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     }
     ASSIGN_OR_RETURN(problem->bias, bias->constant.Reshaped({1, problem->n}));
   }
+  const ValueInfo* sum = with_bias && request.inputs.size() > kMatMulBiasSumInput
+                             ? request.inputs[kMatMulBiasSumInput]
+                             : nullptr;
+  if (sum != nullptr && (sum->dtype != DataType::kFloat32 ||
+                         std::accumulate(sum->sizes.begin(), sum->sizes.end(), int64_t{1},
+                                         std::multiplies<>()) != problem->m * problem->n)) {
+    return NotApplicable(request, "Sum does not have the product's sizes");
+  }
   const MatMulProblem& p = *problem;
   onednn::SetThreads(request.threads);
   try {
@@ -115,10 +146,16 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
                         : dnnl::matmul::desc(src_md, w_any, dst_md);
     dnnl::primitive_attr attr;
     if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
+    const Activation activation = ReadActivation(node);
+    const bool gelu_after =
+        with_bias && activation.op == "Gelu" && !activation.has_post_linear() && GeluErfUseAvx512();
     if (with_bias) {
       dnnl::post_ops post_ops;
-      ASSIGN_OR_RETURN(bool appended, AppendActivation(node, post_ops));
-      if (!appended) return NotApplicable();
+      if (sum != nullptr) post_ops.append_sum(1.0f);  // before the activation
+      if (!gelu_after) {
+        ASSIGN_OR_RETURN(bool appended, AppendActivation(node, post_ops));
+        if (!appended) return NotApplicable();
+      }
       attr.set_post_ops(post_ops);
     }
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
@@ -135,11 +172,15 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnWeightedKernel>(
         dnnl::matmul(pd), "onednn:matmul:" + onednn::ImplName(pd), stored_src, pd.dst_desc(),
-        std::move(weights), std::move(bias), -1,
+        std::move(weights), std::move(bias), sum != nullptr ? static_cast<int>(kMatMulBiasSumInput) : -1,
         bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
+    if (gelu_after) {
+      choice.kernel = std::make_unique<MatMulThenGeluKernel>(std::move(choice.kernel), request.threads);
+    }
     choice.precision = request.precision;
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.output_layouts = {Layout::kPlain};
+    if (sum != nullptr) choice.inplace_input = static_cast<int>(kMatMulBiasSumInput);
     return std::optional<KernelChoice>(std::move(choice));
   } catch (const dnnl::error& e) {
     return onednn::DeclineOrError(request, e);

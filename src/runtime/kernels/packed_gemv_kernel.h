@@ -1,8 +1,8 @@
 // The kernel of a GEMV over weights packed once at creation, shared by the fp32 one
 // (native_gemv.cc: PackedGemvWeights, RunGemv) and the low-bit one
 // (native_lowbit_matmul.cc: PackedLowBitWeights, RunLowBitGemv): each run is one call of
-// the packed product over input 0, with the bias and ReLU applied in its registers; another
-// activation runs over the output afterwards.
+// the packed product over input 0, with the bias and ReLU applied in its registers; a Sum
+// input and another activation run over the output afterwards.
 #pragma once
 
 #include <cstdint>
@@ -26,18 +26,20 @@ class PackedGemvKernel final : public Kernel {
                          const GemvOptions& options);
 
   // `options.bias` is set from `bias` here. Describe() is `label` and the ISA's name.
+  // `sum_input` >= 0: that input (y's sizes) is added to the product before the activation.
   PackedGemvKernel(std::string label, RunFn run, std::unique_ptr<Weights> weights,
                    std::vector<float> bias, Activation activation, int64_t rows,
-                   GemvOptions options)
+                   GemvOptions options, int sum_input = -1)
       : label_(std::move(label)),
         run_(run),
         weights_(std::move(weights)),
         bias_(std::move(bias)),
         activation_(std::move(activation)),
         rows_(rows),
-        options_(options) {
+        options_(options),
+        sum_input_(sum_input) {
     options_.bias = bias_.empty() ? nullptr : bias_.data();
-    options_.relu = activation_.op == "Relu" && !activation_.has_post_linear();
+    options_.relu = activation_.op == "Relu" && !activation_.has_post_linear() && sum_input < 0;
     other_activation_ = !activation_.op.empty() && !options_.relu;
   }
 
@@ -47,6 +49,12 @@ class PackedGemvKernel final : public Kernel {
     const float* x = static_cast<const float*>(inputs[0].raw_data());
     float* y = static_cast<float*>(outputs[0].raw_data());
     run_(*weights_, x, rows_, y, options_);
+    if (sum_input_ >= 0) {
+      const float* sum = inputs[sum_input_].data<float>();
+      const int64_t n = rows_ * weights_->n();
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) y[i] += sum[i];
+    }
     if (other_activation_) ApplyActivation(activation_, y, rows_ * weights_->n());
     return Status::Ok();
   }
@@ -59,6 +67,7 @@ class PackedGemvKernel final : public Kernel {
   Activation activation_;
   int64_t rows_;
   GemvOptions options_;
+  int sum_input_;
   bool other_activation_ = false;
 };
 

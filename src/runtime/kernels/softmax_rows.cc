@@ -1,19 +1,11 @@
 // Row softmax (softmax_rows.h): the portable loop, the AVX-512 loop, and the split over
 // threads.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-// GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own _mm512_undefined_*()
-// pass-through operands; the header must come after this to be covered.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#define QTUNE_SOFTMAX_AVX512 1
-#define QTUNE_AVX512 __attribute__((target("avx512f")))
-#endif
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <limits>
 
+#include "runtime/kernels/avx512_util.h"
+#include "runtime/kernels/parallel_rows.h"
 #include "runtime/kernels/softmax_rows.h"
 
 // The portable loop for AVX2 and baseline x86-64, picked at load time (not under
@@ -26,9 +18,6 @@
 
 namespace qtune::runtime {
 namespace {
-
-// Rows are split over threads in pieces of about this many values.
-constexpr int64_t kChunkElements = int64_t{1} << 14;
 
 // exp(x) for x <= 0 (Cephes expf): x = n ln2 + r with |r| <= ln2 / 2, e^r by a degree-6
 // polynomial, 2^n into the exponent field.
@@ -79,14 +68,9 @@ QTUNE_PORTABLE_CLONES void SoftmaxRowPortable(const float* x, float* y, int64_t 
   for (int64_t i = 0; i < n; ++i) y[i] *= inverse;
 }
 
-#ifdef QTUNE_SOFTMAX_AVX512
-QTUNE_AVX512 inline __mmask16 TailMask(int64_t remaining) {
-  return remaining >= 16 ? static_cast<__mmask16>(0xFFFF)
-                         : static_cast<__mmask16>((1u << remaining) - 1u);
-}
-
+#ifdef QTUNE_AVX512F_PATHS
 // ExpNonPositive on 16 lanes; scalef does 2^n.
-QTUNE_AVX512 inline __m512 Exp512(__m512 x) {
+QTUNE_AVX512F inline __m512 Exp512(__m512 x) {
   const __m512 floor = _mm512_set1_ps(kUnderflow);
   const __mmask16 underflow = _mm512_cmp_ps_mask(x, floor, _CMP_LT_OQ);
   x = _mm512_max_ps(floor, x);  // a NaN lane keeps x (the second operand)
@@ -105,60 +89,43 @@ QTUNE_AVX512 inline __m512 Exp512(__m512 x) {
   return _mm512_maskz_scalef_ps(static_cast<__mmask16>(~underflow), e_r, n);
 }
 
-QTUNE_AVX512 void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
+QTUNE_AVX512F void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
   const __m512 minus_infinity = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   __m512 max_lanes = minus_infinity;
   for (int64_t i = 0; i < n; i += 16) {
     max_lanes =
-        _mm512_max_ps(max_lanes, _mm512_mask_loadu_ps(minus_infinity, TailMask(n - i), x + i));
+        _mm512_max_ps(max_lanes, _mm512_mask_loadu_ps(minus_infinity, TailMask16(n - i), x + i));
   }
   const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(max_lanes));
   __m512 sum_lanes = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = TailMask(n - i);
+    const __mmask16 m = TailMask16(n - i);
     const __m512 e = Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), max));
     _mm512_mask_storeu_ps(y + i, m, e);
     sum_lanes = _mm512_mask_add_ps(sum_lanes, m, sum_lanes, e);
   }
   const __m512 inverse = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum_lanes));
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = TailMask(n - i);
+    const __mmask16 m = TailMask16(n - i);
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), inverse));
   }
 }
 #endif
 
-bool HasAvx512() {
-#ifdef QTUNE_SOFTMAX_AVX512
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
-bool SoftmaxRowsUseAvx512() { return HasAvx512(); }
+bool SoftmaxRowsUseAvx512() { return CpuHasAvx512F(); }
 
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t count, int threads,
                  SoftmaxPath path) {
   if (rows <= 0 || count <= 0) return;
   void (*row_fn)(const float*, float*, int64_t) = &SoftmaxRowPortable;
-#ifdef QTUNE_SOFTMAX_AVX512
-  if (path == SoftmaxPath::kAuto && HasAvx512()) row_fn = &SoftmaxRowAvx512;
+#ifdef QTUNE_AVX512F_PATHS
+  if (path == SoftmaxPath::kAuto && CpuHasAvx512F()) row_fn = &SoftmaxRowAvx512;
 #endif
-  const int64_t rows_per_piece = std::max<int64_t>(1, kChunkElements / count);
-  const int64_t pieces = (rows + rows_per_piece - 1) / rows_per_piece;
-  if (threads <= 1 || pieces <= 1) {
-    for (int64_t r = 0; r < rows; ++r) row_fn(x + r * count, y + r * count, count);
-    return;
-  }
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t p = 0; p < pieces; ++p) {
-    const int64_t end = std::min(rows, (p + 1) * rows_per_piece);
-    for (int64_t r = p * rows_per_piece; r < end; ++r) row_fn(x + r * count, y + r * count, count);
-  }
+  ForRowPieces(rows, count, threads, [&](int64_t first, int64_t end) {
+    for (int64_t r = first; r < end; ++r) row_fn(x + r * count, y + r * count, count);
+  });
 }
 
 }  // namespace qtune::runtime
