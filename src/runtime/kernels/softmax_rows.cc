@@ -91,21 +91,30 @@ QTUNE_AVX512F inline __m512 Exp512(__m512 x) {
 
 QTUNE_AVX512F void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
   const __m512 minus_infinity = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  __m512 max_lanes = minus_infinity;
-  for (int64_t i = 0; i < n; i += 16) {
-    max_lanes =
-        _mm512_max_ps(max_lanes, _mm512_mask_loadu_ps(minus_infinity, TailMask16(n - i), x + i));
+  // Four running maxima: one would chain every vmaxps on the last (4 cycles each), and the
+  // next pass waits for the maximum.
+  __m512 m0 = minus_infinity, m1 = minus_infinity, m2 = minus_infinity, m3 = minus_infinity;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    m0 = _mm512_max_ps(m0, _mm512_loadu_ps(x + i));
+    m1 = _mm512_max_ps(m1, _mm512_loadu_ps(x + i + 16));
+    m2 = _mm512_max_ps(m2, _mm512_loadu_ps(x + i + 32));
+    m3 = _mm512_max_ps(m3, _mm512_loadu_ps(x + i + 48));
   }
-  const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(max_lanes));
+  for (; i < n; i += 16) {
+    m0 = _mm512_max_ps(m0, _mm512_mask_loadu_ps(minus_infinity, TailMask16(n - i), x + i));
+  }
+  const __m512 max = _mm512_set1_ps(
+      _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3))));
   __m512 sum_lanes = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += 16) {
+  for (i = 0; i < n; i += 16) {
     const __mmask16 m = TailMask16(n - i);
     const __m512 e = Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), max));
     _mm512_mask_storeu_ps(y + i, m, e);
     sum_lanes = _mm512_mask_add_ps(sum_lanes, m, sum_lanes, e);
   }
   const __m512 inverse = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum_lanes));
-  for (int64_t i = 0; i < n; i += 16) {
+  for (i = 0; i < n; i += 16) {
     const __mmask16 m = TailMask16(n - i);
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), inverse));
   }
