@@ -72,8 +72,8 @@ TEST(GeluErf, RandomLengthsInPlaceAndThreads) {
 
 TEST(GeluErf, SpecialValuesAsTheDecomposedGraph) {
   // -inf * (1 + erf(-inf)) = -inf * 0 = NaN in the graph Div-Erf-Add-Mul-Mul.
-  const std::vector<float> x = {0.0f, -0.0f, kInf, -kInf, std::nanf(""), 1e30f, -1e30f,
-                                1e-30f, -100.0f, 100.0f};
+  const std::vector<float> x = {0.0f,  -0.0f,  kInf,   -kInf,   std::nanf(""),
+                                1e30f, -1e30f, 1e-30f, -100.0f, 100.0f};
   for (GeluPath path : kPaths) {
     std::vector<float> y(x.size());
     GeluErf(x.data(), y.data(), static_cast<int64_t>(x.size()), 1, path);

@@ -50,9 +50,15 @@ TEST(LayerNormKernels, MatchReferenceOverRowLengthsAxesAndParameters) {
   std::mt19937 rng(seed);
   AtOneAndTwoThreads([&] {
     for (const Factory& f : Factories()) {
-      for (const std::vector<int64_t>& sizes :
-           {std::vector<int64_t>{3, 1}, {4, 7}, {2, 5, 16}, {3, 31}, {2, 32}, {5, 33}, {1, 197, 192},
-            {2, 3, 7, 5}, {1, 768}}) {
+      for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{3, 1},
+                                                {4, 7},
+                                                {2, 5, 16},
+                                                {3, 31},
+                                                {2, 32},
+                                                {5, 33},
+                                                {1, 197, 192},
+                                                {2, 3, 7, 5},
+                                                {1, 768}}) {
         for (int64_t axis : {int64_t{-1}, int64_t{1}}) {
           if (axis == 1 && sizes.size() < 3) continue;
           // Scale and B have the normalized axes' sizes.
@@ -85,9 +91,9 @@ TEST(LayerNormKernels, InPlace) {
   const uint32_t seed = TestSeed(4304);
   std::mt19937 rng(seed);
   for (const Factory& f : Factories()) {
-    KernelCase in_place = LayerNormCase(f, RandomTensor({3, 197, 192}, rng), -1,
-                                        RandomTensor({192}, rng), RandomTensor({192}, rng), true,
-                                        seed);
+    KernelCase in_place =
+        LayerNormCase(f, RandomTensor({3, 197, 192}, rng), -1, RandomTensor({192}, rng),
+                      RandomTensor({192}, rng), true, seed);
     in_place.in_place_input = 0;
     EXPECT_TRUE(CheckKernel(in_place));
   }

@@ -211,8 +211,9 @@ TEST(OnednnMatMul, BatchedFirstOperandCollapsesIntoRows) {
 }
 
 // qtune::MatMulBias [rows, k] x [k, n] + bias, with `activation` and optionally a Sum.
-KernelCase MakeMatMulBiasCase(const std::vector<int64_t>& a, int64_t n, const std::string& activation,
-                              bool with_sum, std::mt19937& rng, uint32_t seed) {
+KernelCase MakeMatMulBiasCase(const std::vector<int64_t>& a, int64_t n,
+                              const std::string& activation, bool with_sum, std::mt19937& rng,
+                              uint32_t seed) {
   KernelCase c = MakeMatMulCase(a, {a.back(), n}, rng, seed);
   c.op_type = "MatMulBias";
   c.domain = "qtune";

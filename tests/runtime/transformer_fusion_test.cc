@@ -185,10 +185,10 @@ TEST_F(EdgeCaseTest, MatMulBiasAcceptsRowAndScalarBiases) {
 
 TEST_F(EdgeCaseTest, SplitProjectionBecomesOneMatMulBiasPerPart) {
   // A packed QKV projection: MatMul + bias -> Split into three [.., 64] parts.
-  ir::Value* qkv = b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 192}, 0.2f)}),
-                                 e_.Random({192}, 0.5f)});
-  std::vector<ir::Value*> parts = b_.MultiOp("Split", {qkv, e_.Int64s({64, 64, 64})}, 3,
-                                             {ir::Attribute::Int("axis", -1)});
+  ir::Value* qkv =
+      b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 192}, 0.2f)}), e_.Random({192}, 0.5f)});
+  std::vector<ir::Value*> parts =
+      b_.MultiOp("Split", {qkv, e_.Int64s({64, 64, 64})}, 3, {ir::Attribute::Int("axis", -1)});
   ir::Value* y = b_.Op("Mul", {b_.Op("Sub", {parts[0], parts[1]}), parts[2]});
   std::map<std::string, int> ops = CompileAndCheck(y);
   EXPECT_EQ(ops["MatMulBias"], 3);
@@ -196,7 +196,8 @@ TEST_F(EdgeCaseTest, SplitProjectionBecomesOneMatMulBiasPerPart) {
 }
 
 TEST_F(EdgeCaseTest, ResidualAddBecomesTheMatMulBiasSum) {
-  ir::Value* h = b_.Op("Add", {e_.Random({64}, 0.5f), b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)})});
+  ir::Value* h =
+      b_.Op("Add", {e_.Random({64}, 0.5f), b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)})});
   ir::Value* y = b_.Op("Add", {x_, h});
   std::map<std::string, int> ops = CompileAndCheck(y);
   EXPECT_EQ(ops["MatMulBias"], 1);
@@ -264,10 +265,10 @@ TEST_F(NotFusedTest, ResidualAddIsNoBias) {
 
 TEST_F(NotFusedTest, NarrowSplitPartsStayOneProjection) {
   // Parts of 32 columns run below the matmul kernels' block width: no split.
-  ir::Value* qk = b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)}),
-                                e_.Random({64}, 0.5f)});
-  std::vector<ir::Value*> parts = b_.MultiOp("Split", {qk, e_.Int64s({32, 32})}, 2,
-                                             {ir::Attribute::Int("axis", -1)});
+  ir::Value* qk =
+      b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)}), e_.Random({64}, 0.5f)});
+  std::vector<ir::Value*> parts =
+      b_.MultiOp("Split", {qk, e_.Int64s({32, 32})}, 2, {ir::Attribute::Int("axis", -1)});
   std::map<std::string, int> ops =
       FuseAndCount(b_.Op("Add", {parts[0], parts[1]}),
                    {{parts[0]->name(), {2, 16, 32}}, {parts[1]->name(), {2, 16, 32}}});
@@ -277,8 +278,8 @@ TEST_F(NotFusedTest, NarrowSplitPartsStayOneProjection) {
 
 TEST_F(NotFusedTest, BroadcastResidualStaysAnAdd) {
   // The Add broadcasts a [2, 1, 64] value over the product: not a residual of its sizes.
-  ir::Value* h = b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)}),
-                               e_.Random({64}, 0.5f)});
+  ir::Value* h =
+      b_.Op("Add", {b_.Op("MatMul", {x_, e_.Random({64, 64}, 0.2f)}), e_.Random({64}, 0.5f)});
   ir::Value* row = b_.Op("ReduceMean", {x_}, {ir::Attribute::Ints("axes", {1})});
   std::map<std::string, int> ops =
       FuseAndCount(b_.Op("Add", {h, row}), {{row->name(), {2, 1, 64}}});

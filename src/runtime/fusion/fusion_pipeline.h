@@ -31,18 +31,18 @@ struct FusionReport {
   int matmul_bias = 0;
   int projection_split = 0;  // MatMulBias -> Split into one MatMulBias per part
   int matmul_residual = 0;   // MatMulBias -> Add(residual) into MatMulBias's Sum
-  int attention = 0;        // qtune::Attention (attention_fusion.cc)
-  int qdq_passthrough = 0;  // int8 data movement / pooling and qtune::QAdd
-  int qdq_linear = 0;       // qtune::QConv and qtune::QMatMul
-  int qdq_lookup = 0;       // qtune::QLookup
-  int lowbit_matmul = 0;    // qtune::MatMulNBits (weight-only int4/int8, lowbit_matmul_fusion.cc)
+  int attention = 0;         // qtune::Attention (attention_fusion.cc)
+  int qdq_passthrough = 0;   // int8 data movement / pooling and qtune::QAdd
+  int qdq_linear = 0;        // qtune::QConv and qtune::QMatMul
+  int qdq_lookup = 0;        // qtune::QLookup
+  int lowbit_matmul = 0;     // qtune::MatMulNBits (weight-only int4/int8, lowbit_matmul_fusion.cc)
   // DequantizeLinear nodes of constants left after the QDQ fusions, folded to float
   // constants (passes/fold_constant_dequantize.h) so their readers run on oneDNN kernels.
   int dequantize_folded = 0;
   int total() const {
     return activations + attention + conv_add + conv_activation + layer_norm + gelu + matmul_bias +
-           projection_split + matmul_residual + matmul_activation + qdq_passthrough + qdq_linear + qdq_lookup + lowbit_matmul +
-           dequantize_folded;
+           projection_split + matmul_residual + matmul_activation + qdq_passthrough + qdq_linear +
+           qdq_lookup + lowbit_matmul + dequantize_folded;
   }
 };
 

@@ -111,7 +111,8 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
   const ValueInfo* sum = with_bias && request.inputs.size() > kMatMulBiasSumInput
                              ? request.inputs[kMatMulBiasSumInput]
                              : nullptr;
-  if (sum != nullptr && (sum->dtype != DataType::kFloat32 || sum->sizes != request.outputs[0]->sizes)) {
+  if (sum != nullptr &&
+      (sum->dtype != DataType::kFloat32 || sum->sizes != request.outputs[0]->sizes)) {
     return NotApplicable(request, "Sum does not have the product's sizes");
   }
   ASSIGN_OR_RETURN(

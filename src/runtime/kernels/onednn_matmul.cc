@@ -172,10 +172,12 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnWeightedKernel>(
         dnnl::matmul(pd), "onednn:matmul:" + onednn::ImplName(pd), stored_src, pd.dst_desc(),
-        std::move(weights), std::move(bias), sum != nullptr ? static_cast<int>(kMatMulBiasSumInput) : -1,
+        std::move(weights), std::move(bias),
+        sum != nullptr ? static_cast<int>(kMatMulBiasSumInput) : -1,
         bf16 ? std::optional<memory::desc>(pd.src_desc()) : std::nullopt);
     if (gelu_after) {
-      choice.kernel = std::make_unique<MatMulThenGeluKernel>(std::move(choice.kernel), request.threads);
+      choice.kernel =
+          std::make_unique<MatMulThenGeluKernel>(std::move(choice.kernel), request.threads);
     }
     choice.precision = request.precision;
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);

@@ -1,12 +1,13 @@
 // Row softmax (softmax_rows.h): the portable loop, the AVX-512 loop, and the split over
 // threads.
+#include "runtime/kernels/softmax_rows.h"
+
 #include <algorithm>
 #include <bit>
 #include <limits>
 
 #include "runtime/kernels/avx512_util.h"
 #include "runtime/kernels/parallel_rows.h"
-#include "runtime/kernels/softmax_rows.h"
 
 // The portable loop for AVX2 and baseline x86-64, picked at load time (not under
 // ThreadSanitizer: the clones' resolvers would run before its runtime starts).
