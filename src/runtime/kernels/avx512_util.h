@@ -7,9 +7,10 @@
 #include <cstdint>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-// GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own _mm512_undefined_*()
+// GCC 12's avx512fintrin.h trips -W(maybe-)uninitialized on its own _mm512_undefined_*()
 // pass-through operands (in the including file, where the intrinsics are inlined).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #define QTUNE_AVX512F_PATHS 1
 #define QTUNE_AVX512F __attribute__((target("avx512f")))
