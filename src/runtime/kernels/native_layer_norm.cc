@@ -26,7 +26,7 @@ namespace {
 #ifdef QTUNE_AVX512F_PATHS
 // One row of n values; bias may be null. Two accumulators per sum hide the add latency.
 // The mean is x[0] plus the mean of x - x[0]: values far from 0 (a mean of 1000 and a
-// spread of 0.01) then lose no digits to the running sum.
+// spread of 0.02) then lose no digits to the running sum.
 QTUNE_AVX512F void NormalizeRow(const float* x, float* y, const float* scale, const float* bias,
                                 int64_t n, float epsilon) {
   const __m512 shift = _mm512_set1_ps(x[0]);
