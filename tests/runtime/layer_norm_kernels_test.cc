@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/builder.h"
 #include "runtime/kernel_test_util.h"
 #include "runtime/kernels/avx512_util.h"
 
@@ -117,6 +118,23 @@ TEST(NativeLayerNorm, LeavesStatisticsOutputsAndBroadcastScalesToTheOthers) {
   stash.attributes.push_back(ir::Attribute::Int("stash_type", 11));
   stash.expect = Expect::kNotApplicable;
   EXPECT_TRUE(CheckKernel(stash));
+}
+
+TEST(NativeLayerNorm, DeclinesAModelWithoutScale) {
+  // Scale is required; its absence is the reference tier's to report (the harness's
+  // reference run would fail first, so the factory is asked alone).
+  ir::GraphBuilder builder(17);
+  ir::Value* x = builder.Input("x", DataType::kFloat32, {4, 8});
+  ir::OpOptions options;
+  options.name = "norm";
+  builder.Output(builder.Op("LayerNormalization", {x, nullptr}, {}, options));
+  std::unique_ptr<ir::Graph> graph = builder.Build();
+  const ValueInfo x_info{DataType::kFloat32, {4, 8}, {}};
+  KernelRequest request{*graph->FindNode("norm"), 17,        1,
+                        {&x_info, nullptr},       {&x_info}, {Layout::kPlain, Layout::kPlain}};
+  auto created = CreateNativeLayerNormKernel(request);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_FALSE(created->has_value());
 }
 
 }  // namespace

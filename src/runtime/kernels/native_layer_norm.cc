@@ -19,6 +19,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/parallel_rows.h"
+#include "runtime/reference/nn_util.h"
 
 namespace qtune::runtime {
 namespace {
@@ -98,12 +99,6 @@ bool IsFloat32(const ValueInfo* info) {
   return info != nullptr && info->dtype == DataType::kFloat32;
 }
 
-int64_t Product(const std::vector<int64_t>& sizes, size_t first, size_t end) {
-  int64_t p = 1;
-  for (size_t i = first; i < end; ++i) p *= sizes[i];
-  return p;
-}
-
 }  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateNativeLayerNormKernel(const KernelRequest& request) {
@@ -130,16 +125,18 @@ StatusOr<std::optional<KernelChoice>> CreateNativeLayerNormKernel(const KernelRe
   int64_t axis = node.GetInt("axis", -1);
   if (axis < -rank || axis >= rank) return NotApplicable();  // the reference reports it
   if (axis < 0) axis += rank;
-  const int64_t rows = Product(x.sizes, 0, axis);
-  const int64_t columns = Product(x.sizes, axis, rank);
+  const int64_t rows = nn::Product(x.sizes, 0, axis);
+  const int64_t columns = nn::Product(x.sizes, axis, rank);
   if (rows * columns == 0) return NotApplicable(request, "empty input");
+  // Scale is required (a model without one is left to the reference tier to report).
+  const ValueInfo* scale = request.inputs[1];
   const ValueInfo* bias = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
-  for (const ValueInfo* v : {request.inputs[1], bias}) {
-    if (v == bias && v == nullptr) continue;
-    if (!IsFloat32(v) || Product(v->sizes, 0, v->sizes.size()) != columns) {
-      return NotApplicable(request,
-                           "Scale and B must be float32 with one value per element of a row");
-    }
+  auto covers_a_row = [&](const ValueInfo* v) {
+    return IsFloat32(v) && nn::Product(v->sizes) == columns;
+  };
+  if (!covers_a_row(scale) || (bias != nullptr && !covers_a_row(bias))) {
+    return NotApplicable(request,
+                         "Scale and B must be float32 with one value per element of a row");
   }
 #ifdef QTUNE_AVX512F_PATHS
   KernelChoice choice;

@@ -2,9 +2,6 @@
 // a constant (the weights, prepacked once at creation into the layout the primitive
 // prefers). The first
 // operand's leading dimensions are collapsed into rows: [.., M, K] x [K, N] -> [.., M, N].
-#include <functional>
-#include <numeric>
-
 #include "runtime/fusion/fused_ops.h"
 #include "runtime/kernels/gelu_erf.h"
 #include "runtime/kernels/kernel.h"
@@ -12,6 +9,7 @@
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_post_ops.h"
 #include "runtime/kernels/onednn_weighted_kernel.h"
+#include "runtime/reference/nn_util.h"
 
 namespace qtune::runtime {
 namespace {
@@ -121,9 +119,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
   const ValueInfo* sum = with_bias && request.inputs.size() > kMatMulBiasSumInput
                              ? request.inputs[kMatMulBiasSumInput]
                              : nullptr;
-  if (sum != nullptr && (sum->dtype != DataType::kFloat32 ||
-                         std::accumulate(sum->sizes.begin(), sum->sizes.end(), int64_t{1},
-                                         std::multiplies<>()) != problem->m * problem->n)) {
+  if (sum != nullptr &&
+      (sum->dtype != DataType::kFloat32 || nn::Product(sum->sizes) != problem->m * problem->n)) {
     return NotApplicable(request, "Sum does not have the product's sizes");
   }
   const MatMulProblem& p = *problem;

@@ -11,17 +11,14 @@
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
 #include "runtime/kernels/onednn_exec_args.h"
+#include "runtime/reference/nn_util.h"
 
 namespace qtune::runtime {
 namespace {
 
 using dnnl::memory;
 
-int64_t Product(const std::vector<int64_t>& sizes, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= sizes[i];
-  return p;
-}
+using nn::Product;
 
 memory::desc Plain(const std::vector<int64_t>& sizes) {
   return memory::desc(onednn::ToDims(sizes), memory::data_type::f32,
