@@ -106,6 +106,10 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnLayerNormKernel(const KernelRe
 StatusOr<std::optional<KernelChoice>> CreateOnednnGeluKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnBatchMatMulKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnTransposeKernel(const KernelRequest& request);
+// float32 qtune::Attention: three oneDNN steps (onednn_attention.cc), or on AVX-512F CPUs
+// one native pass per block of query rows (native_attention.cc).
+StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateNativeAttentionKernel(const KernelRequest& request);
 // LSTM, GRU and RNN with constant weights and default activations (onednn_rnn.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnRnnKernel(const KernelRequest& request);
 // Integer kernels: qtune::QConv (onednn_qconv.cc), qtune::QMatMul (onednn_qmatmul.cc),

@@ -33,6 +33,7 @@
   X(NativeUnary)              \
   X(NativeBatchNorm)          \
   X(NativeLayerNorm)          \
+  X(NativeAttention)          \
   X(NativeQdqAverage)         \
   X(Reference)
 

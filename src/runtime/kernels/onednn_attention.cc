@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/fusion/fused_ops.h"
+#include "runtime/kernels/attention_geometry.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/kernels/onednn_context.h"
@@ -26,21 +26,13 @@ namespace {
 
 using dnnl::memory;
 
-struct AttentionDims {
-  int64_t b = 0, h = 0, s = 0, t = 0, d = 0;
-  int64_t hidden() const { return h * d; }
-};
-
 class OnednnAttentionKernel : public Kernel {
  public:
   // softmax_pd: oneDNN's softmax over the score rows, or nullopt for SoftmaxRows.
-  OnednnAttentionKernel(AttentionDims dims, std::vector<int64_t> mask_strides, bool has_mask,
-                        int threads, dnnl::matmul::primitive_desc scores_pd,
+  OnednnAttentionKernel(AttentionGeometry dims, int threads, dnnl::matmul::primitive_desc scores_pd,
                         std::optional<dnnl::softmax_forward::primitive_desc> softmax_pd,
                         dnnl::matmul::primitive_desc context_pd)
       : dims_(dims),
-        mask_strides_(std::move(mask_strides)),
-        has_mask_(has_mask),
         threads_(threads),
         scores_pd_(std::move(scores_pd)),
         softmax_pd_(std::move(softmax_pd)),
@@ -62,7 +54,7 @@ class OnednnAttentionKernel : public Kernel {
       scores_args_.Bind(DNNL_ARG_WEIGHTS, scores_pd_.weights_desc(), inputs[1].raw_data());
       scores_args_.Bind(DNNL_ARG_DST, scores_pd_.dst_desc(), scores);
       scores_args_.Execute(scores_);
-      if (has_mask_) AddMask(inputs[3].data<float>(), scores);
+      if (dims_.has_mask) AddMask(inputs[3].data<float>(), scores);
       if (softmax_pd_) {
         softmax_args_.Bind(DNNL_ARG_SRC, softmax_pd_->src_desc(), scores);
         softmax_args_.Bind(DNNL_ARG_DST, softmax_pd_->dst_desc(), scores);
@@ -82,7 +74,7 @@ class OnednnAttentionKernel : public Kernel {
 
  private:
   void AddMask(const float* mask, float* scores) const {
-    const int64_t* st = mask_strides_.data();
+    const int64_t* st = dims_.mask_strides.data();
     for (int64_t b = 0; b < dims_.b; ++b) {
       for (int64_t h = 0; h < dims_.h; ++h) {
         for (int64_t s = 0; s < dims_.s; ++s) {
@@ -98,9 +90,7 @@ class OnednnAttentionKernel : public Kernel {
     }
   }
 
-  AttentionDims dims_;
-  std::vector<int64_t> mask_strides_;
-  bool has_mask_;
+  AttentionGeometry dims_;
   int threads_;
   dnnl::matmul::primitive_desc scores_pd_;
   std::optional<dnnl::softmax_forward::primitive_desc> softmax_pd_;
@@ -112,52 +102,12 @@ class OnednnAttentionKernel : public Kernel {
   onednn::ExecArgs scores_args_, softmax_args_, context_args_;
 };
 
-// Strides over [B,H,S,T] of a mask of `sizes` broadcast to `full`, or empty if it does not
-// broadcast.
-std::vector<int64_t> MaskStrides(const std::vector<int64_t>& sizes, const int64_t full[4]) {
-  if (sizes.size() > 4) return {};
-  std::vector<int64_t> strides(4, 0);
-  const size_t offset = 4 - sizes.size();
-  int64_t stride = 1;
-  for (size_t i = 4; i-- > offset;) {
-    const int64_t n = sizes[i - offset];
-    if (n != 1 && n != full[i]) return {};
-    strides[i] = n == 1 ? 0 : stride;
-    stride *= n;
-  }
-  return strides;
-}
+}  // namespace
 
 StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRequest& request) {
-  const ir::Node& node = request.node;
-  if (!IsQtuneOp(node, "Attention") || request.inputs.size() < 3 || request.outputs.empty() ||
-      request.outputs[0] == nullptr) {
-    return NotApplicable();
-  }
-  for (size_t i = 0; i < 3; ++i) {
-    const ValueInfo* in = request.inputs[i];
-    if (in == nullptr || in->dtype != DataType::kFloat32 || in->sizes.size() != 3) {
-      return NotApplicable();
-    }
-  }
-  const std::vector<int64_t>& q = request.inputs[0]->sizes;
-  const std::vector<int64_t>& k = request.inputs[1]->sizes;
-  AttentionDims dims;
-  dims.b = q[0];
-  dims.s = q[1];
-  dims.t = k[1];
-  dims.h = node.GetInt("num_heads", 0);
-  if (dims.h <= 0 || q[2] % dims.h != 0) return NotApplicable();
-  dims.d = q[2] / dims.h;
-  if (dims.b * dims.s * dims.t * dims.d == 0) return NotApplicable();
-  const bool has_mask = request.inputs.size() > 3 && request.inputs[3] != nullptr;
-  std::vector<int64_t> mask_strides(4, 0);
-  if (has_mask) {
-    const int64_t full[4] = {dims.b, dims.h, dims.s, dims.t};
-    if (request.inputs[3]->dtype != DataType::kFloat32) return NotApplicable();
-    mask_strides = MaskStrides(request.inputs[3]->sizes, full);
-    if (mask_strides.empty()) return NotApplicable(request, "the mask does not broadcast");
-  }
+  const std::optional<AttentionGeometry> geometry = AttentionGeometryOf(request);
+  if (!geometry) return NotApplicable();
+  const AttentionGeometry& dims = *geometry;
   onednn::SetThreads(request.threads);
   try {
     const memory::dim b = dims.b, h = dims.h, s = dims.s, t = dims.t, d = dims.d;
@@ -169,8 +119,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRe
     memory::desc v_md({b, h, t, d}, dt::f32, {t * hd, d, hd, 1});
     memory::desc y_md({b, h, s, d}, dt::f32, {s * hd, d, hd, 1});
     dnnl::primitive_attr scaled;
-    const float scale = node.GetFloat("scale", 1.0f);
-    if (scale != 1.0f) scaled.set_output_scales(0, {scale});
+    if (dims.scale != 1.0f) scaled.set_output_scales(0, {dims.scale});
     dnnl::matmul::primitive_desc scores_pd(dnnl::matmul::desc(q_md, kt_md, scores_md), scaled,
                                            onednn::Engine());
     std::optional<dnnl::softmax_forward::primitive_desc> softmax_pd;
@@ -192,7 +141,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRe
     }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnAttentionKernel>(
-        dims, std::move(mask_strides), has_mask, request.threads, std::move(scores_pd),
+        dims, request.threads, std::move(scores_pd),
         std::move(softmax_pd), std::move(context_pd));
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.output_layouts = {Layout::kPlain};
@@ -201,8 +150,6 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRe
     return onednn::DeclineOrError(request, e);
   }
 }
-
-}  // namespace
 
 void RegisterOnednnAttentionKernels(KernelRegistry& registry) {
   registry.Register({.name = "onednn_attention",

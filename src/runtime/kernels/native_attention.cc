@@ -1,0 +1,245 @@
+// Native float32 qtune::Attention (fusion/fused_ops.h) on AVX-512F CPUs. Per (batch,
+// head) and block of kBlockRows query rows, the scores, their softmax and their product
+// with V run while the block's scores sit in L1, where the oneDNN kernel
+// (onednn_attention.cc) writes all heads' scores and reads them twice more (465 KB for a
+// ViT's 3 heads of 197 queries: a quarter of the L2, evicting the weights).
+//
+//   1. K_h transposed into Kt [D, Tp] (Tp: T rounded up to 16 lanes), once per (batch,
+//      head) a thread works on;
+//   2. S [rows, T] = Q_rows Kt * scale, Q read from its [B, S, H*D] rows;
+//   3. the mask added (numpy broadcasting), then SoftmaxRows (softmax_rows.h);
+//   4. Y_rows = S V_h, V read from its [B, T, H*D] rows and Y written into its own.
+// Both products run in tiles of 6 rows x 64 columns (24 zmm accumulators, the row's
+// value broadcast, 4 vectors of the right operand loaded per step), column band by
+// column band, so that a band of the right operand stays in cache across the block's
+// row tiles. The (batch, head, block) items split statically over the threads; each
+// thread has its own Kt and score block.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/kernels/attention_geometry.h"
+#include "runtime/kernels/avx512_util.h"
+#include "runtime/kernels/kernel.h"
+#include "runtime/kernels/kernel_registry.h"
+#include "runtime/kernels/parallel_rows.h"
+#include "runtime/kernels/softmax_rows.h"
+
+namespace qtune::runtime {
+namespace {
+
+#ifdef QTUNE_AVX512F_PATHS
+constexpr int kTileRows = 6;
+constexpr int kTileVectors = 4;
+constexpr int64_t kTileColumns = 16 * kTileVectors;
+constexpr int64_t kBlockRows = 4 * kTileRows;
+
+// out[r, c] = scale * sum_k a[r, k] b[k, c] for r < MR, c < 16 * NV, with a's rows
+// a_stride apart, b's rows b_stride apart, out's rows out_stride apart; lanes of the last
+// vector outside `last` are neither loaded from b nor stored.
+struct Tile {
+  const float* a;
+  int64_t a_stride;
+  const float* b;
+  int64_t b_stride;
+  int64_t depth;
+  float* out;
+  int64_t out_stride;
+  __mmask16 last;
+  float scale;
+};
+
+template <int MR, int NV>
+QTUNE_AVX512F void ProductTile(const Tile& t) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  const float* b = t.b;
+  for (int64_t k = 0; k < t.depth; ++k, b += t.b_stride) {
+    __m512 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v + 1 < NV; ++v) bv[v] = _mm512_loadu_ps(b + 16 * v);
+    bv[NV - 1] = _mm512_maskz_loadu_ps(t.last, b + 16 * (NV - 1));
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 av = _mm512_set1_ps(t.a[r * t.a_stride + k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+  const __m512 scale = _mm512_set1_ps(t.scale);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    float* out = t.out + r * t.out_stride;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const __m512 value = t.scale == 1.0f ? acc[r][v] : _mm512_mul_ps(acc[r][v], scale);
+      _mm512_mask_storeu_ps(out + 16 * v, v + 1 < NV ? static_cast<__mmask16>(0xFFFF) : t.last,
+                            value);
+    }
+  }
+}
+
+using TileFn = void (*)(const Tile&);
+
+template <int MR>
+constexpr std::array<TileFn, kTileVectors> TilesOfRows() {
+  return {&ProductTile<MR, 1>, &ProductTile<MR, 2>, &ProductTile<MR, 3>, &ProductTile<MR, 4>};
+}
+
+constexpr std::array<std::array<TileFn, kTileVectors>, kTileRows> kTiles = {
+    TilesOfRows<1>(), TilesOfRows<2>(), TilesOfRows<3>(),
+    TilesOfRows<4>(), TilesOfRows<5>(), TilesOfRows<6>()};
+
+// out [rows, columns] = scale * a [rows, depth] b [depth, columns], strides as in Tile;
+// column band by column band, so that a band of b stays in cache over the row tiles.
+QTUNE_AVX512F void BlockProduct(const float* a, int64_t a_stride, const float* b,
+                                int64_t b_stride, int64_t depth, float* out, int64_t out_stride,
+                                int64_t rows, int64_t columns, float scale) {
+  for (int64_t c = 0; c < columns; c += kTileColumns) {
+    const int64_t width = std::min(kTileColumns, columns - c);
+    const int64_t vectors = (width + 15) / 16;
+    const __mmask16 last = TailMask16(width - 16 * (vectors - 1));
+    for (int64_t r = 0; r < rows; r += kTileRows) {
+      const int64_t tile_rows = std::min<int64_t>(kTileRows, rows - r);
+      const Tile tile{a + r * a_stride, a_stride,   b + c, b_stride, depth, out + r * out_stride + c,
+                      out_stride,       last,       scale};
+      kTiles[tile_rows - 1][vectors - 1](tile);
+    }
+  }
+}
+
+// What one thread works in: K_h transposed, the (batch, head) it holds, a block of scores.
+struct ThreadScratch {
+  Tensor kt;      // [D, padded keys]
+  Tensor scores;  // [kBlockRows, T]
+  int64_t packed_head = -1;
+};
+
+int64_t PaddedKeys(const AttentionGeometry& g) { return (g.t + 15) / 16 * 16; }
+
+class NativeAttentionKernel final : public Kernel {
+ public:
+  // scratch: one per thread.
+  NativeAttentionKernel(AttentionGeometry g, std::vector<ThreadScratch> scratch)
+      : g_(std::move(g)),
+        threads_(static_cast<int>(scratch.size())),
+        padded_keys_(PaddedKeys(g_)),
+        blocks_((g_.s + kBlockRows - 1) / kBlockRows),
+        scratch_(std::move(scratch)) {}
+
+  std::string Describe() const override { return "native:attention:avx512"; }
+
+  Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    const float* q = inputs[0].data<float>();
+    const float* k = inputs[1].data<float>();
+    const float* v = inputs[2].data<float>();
+    const float* mask = g_.has_mask ? inputs[3].data<float>() : nullptr;
+    float* y = outputs[0].data<float>();
+    for (ThreadScratch& s : scratch_) s.packed_head = -1;
+    // One item per piece: the pieces split statically, so a thread's items are
+    // consecutive and mostly share their (batch, head).
+    ForRowPieces(g_.b * g_.h * blocks_, kRowPieceElements, threads_,
+                 [&](int64_t first, int64_t end) {
+                   ThreadScratch& scratch = scratch_[omp_get_thread_num()];
+                   for (int64_t item = first; item < end; ++item) {
+                     RunBlock(item, q, k, v, mask, y, scratch);
+                   }
+                 });
+    return Status::Ok();
+  }
+
+ private:
+  QTUNE_AVX512F void RunBlock(int64_t item, const float* q, const float* k, const float* v,
+                              const float* mask, float* y, ThreadScratch& scratch) const {
+    const int64_t hd = g_.hidden(), head_index = item / blocks_;
+    const int64_t b = head_index / g_.h, h = head_index % g_.h;
+    const int64_t first_row = item % blocks_ * kBlockRows;
+    const int64_t rows = std::min(kBlockRows, g_.s - first_row);
+    if (scratch.packed_head != head_index) {
+      PackKeys(k + b * g_.t * hd + h * g_.d, scratch.kt.data<float>());
+      scratch.packed_head = head_index;
+    }
+    float* scores = scratch.scores.data<float>();
+    BlockProduct(q + (b * g_.s + first_row) * hd + h * g_.d, hd, scratch.kt.data<float>(), padded_keys_,
+                 g_.d, scores, g_.t, rows, g_.t, g_.scale);
+    if (mask != nullptr) AddMask(mask, b, h, first_row, rows, scores);
+    SoftmaxRows(scores, scores, rows, g_.t, 1);
+    BlockProduct(scores, g_.t, v + b * g_.t * hd + h * g_.d, hd, g_.t,
+                 y + (b * g_.s + first_row) * hd + h * g_.d, hd, rows, g_.d, 1.0f);
+  }
+
+  // kt[d, j] = K_h[j, d] for d < D, j < T (row stride padded_keys_).
+  void PackKeys(const float* k_head, float* kt) const {
+    const int64_t hd = g_.hidden();
+    for (int64_t j = 0; j < g_.t; ++j) {
+      const float* row = k_head + j * hd;
+      for (int64_t d = 0; d < g_.d; ++d) kt[d * padded_keys_ + j] = row[d];
+    }
+  }
+
+  void AddMask(const float* mask, int64_t b, int64_t h, int64_t first_row, int64_t rows,
+               float* scores) const {
+    const int64_t* st = g_.mask_strides.data();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* m = mask + b * st[0] + h * st[1] + (first_row + r) * st[2];
+      float* row = scores + r * g_.t;
+      if (st[3] == 1) {
+        for (int64_t j = 0; j < g_.t; ++j) row[j] += m[j];
+      } else {
+        for (int64_t j = 0; j < g_.t; ++j) row[j] += m[0];
+      }
+    }
+  }
+
+  AttentionGeometry g_;
+  int threads_;
+  int64_t padded_keys_;
+  int64_t blocks_;  // blocks of kBlockRows query rows per (batch, head)
+  std::vector<ThreadScratch> scratch_;
+};
+#endif  // QTUNE_AVX512F_PATHS
+
+}  // namespace
+
+StatusOr<std::optional<KernelChoice>> CreateNativeAttentionKernel(const KernelRequest& request) {
+  std::optional<AttentionGeometry> geometry = AttentionGeometryOf(request);
+  if (!geometry) return NotApplicable();
+  if (!CpuHasAvx512F()) {
+    return NotApplicable(request, "no AVX-512F on this CPU (oneDNN's attention runs)");
+  }
+#ifdef QTUNE_AVX512F_PATHS
+  std::vector<ThreadScratch> scratch(std::max(1, request.threads));
+  for (ThreadScratch& s : scratch) {
+    ASSIGN_OR_RETURN(s.kt, Tensor::AllocateUninitialized(DataType::kFloat32,
+                                                         {geometry->d, PaddedKeys(*geometry)}));
+    ASSIGN_OR_RETURN(s.scores,
+                     Tensor::AllocateUninitialized(DataType::kFloat32, {kBlockRows, geometry->t}));
+  }
+  KernelChoice choice;
+  choice.kernel = std::make_unique<NativeAttentionKernel>(std::move(*geometry), std::move(scratch));
+  choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
+  choice.output_layouts = {Layout::kPlain};
+  return std::optional<KernelChoice>(std::move(choice));
+#else
+  return NotApplicable();
+#endif
+}
+
+void RegisterNativeAttentionKernels(KernelRegistry& registry) {
+  registry.Register({.name = "native_attention",
+                     .tier = KernelTier::kNative,
+                     .priority = 150,  // above onednn_attention
+                     .ops = {{"qtune", "Attention"}},
+                     .input_dtypes = {DataType::kFloat32},
+                     .factory = &CreateNativeAttentionKernel});
+}
+
+}  // namespace qtune::runtime
