@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,9 +39,11 @@ constexpr int kTileVectors = 4;
 constexpr int64_t kTileColumns = 16 * kTileVectors;
 constexpr int64_t kBlockRows = 4 * kTileRows;
 
-// out[r, c] = scale * sum_k a[r, k] b[k, c] for r < MR, c < 16 * NV, with a's rows
+// out[r, c] = scale_r * sum_k a[r, k] b[k, c] for r < MR, c < 16 * NV, with a's rows
 // a_stride apart, b's rows b_stride apart, out's rows out_stride apart; lanes of the last
-// vector outside `last` are neither loaded from b nor stored.
+// vector outside `last` are neither loaded from b nor stored. scale_r is row_scale[r], or
+// `scale` when row_scale is null. With row_max, row_max[r] becomes the maximum of itself
+// and the row's stored values.
 struct Tile {
   const float* a;
   int64_t a_stride;
@@ -51,6 +54,8 @@ struct Tile {
   int64_t out_stride;
   __mmask16 last;
   float scale;
+  const float* row_scale;
+  float* row_max;
 };
 
 template <int MR, int NV>
@@ -74,15 +79,22 @@ QTUNE_AVX512F void ProductTile(const Tile& t) {
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
   }
-  const __m512 scale = _mm512_set1_ps(t.scale);
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     float* out = t.out + r * t.out_stride;
+    const float row_scale = t.row_scale != nullptr ? t.row_scale[r] : t.scale;
+    const __m512 scale = _mm512_set1_ps(row_scale);
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      const __m512 value = t.scale == 1.0f ? acc[r][v] : _mm512_mul_ps(acc[r][v], scale);
+      if (row_scale != 1.0f) acc[r][v] = _mm512_mul_ps(acc[r][v], scale);
       _mm512_mask_storeu_ps(out + 16 * v, v + 1 < NV ? static_cast<__mmask16>(0xFFFF) : t.last,
-                            value);
+                            acc[r][v]);
+    }
+    if (t.row_max != nullptr) {
+      __m512 max = _mm512_mask_blend_ps(t.last, _mm512_set1_ps(t.row_max[r]), acc[r][NV - 1]);
+#pragma GCC unroll 4
+      for (int v = 0; v + 1 < NV; ++v) max = _mm512_max_ps(max, acc[r][v]);
+      t.row_max[r] = _mm512_reduce_max_ps(max);
     }
   }
 }
@@ -98,21 +110,63 @@ constexpr std::array<std::array<TileFn, kTileVectors>, kTileRows> kTiles = {
     TilesOfRows<1>(), TilesOfRows<2>(), TilesOfRows<3>(),
     TilesOfRows<4>(), TilesOfRows<5>(), TilesOfRows<6>()};
 
-// out [rows, columns] = scale * a [rows, depth] b [depth, columns], strides as in Tile;
-// column band by column band, so that a band of b stays in cache over the row tiles.
+// out [rows, columns] = scale_r * a [rows, depth] b [depth, columns], strides, scales and
+// maxima as in Tile (row_scale and row_max index the block's rows); column band by column
+// band, so that a band of b stays in cache over the row tiles.
 QTUNE_AVX512F void BlockProduct(const float* a, int64_t a_stride, const float* b,
                                 int64_t b_stride, int64_t depth, float* out, int64_t out_stride,
-                                int64_t rows, int64_t columns, float scale) {
-  for (int64_t c = 0; c < columns; c += kTileColumns) {
-    const int64_t width = std::min(kTileColumns, columns - c);
-    const int64_t vectors = (width + 15) / 16;
+                                int64_t rows, int64_t columns, float scale,
+                                const float* row_scale, float* row_max) {
+  // The columns' vectors spread evenly over the bands (197 columns: 4, 3, 3, 3 vectors,
+  // not 4, 4, 4, 1: a one-vector tile waits on its row broadcasts).
+  const int64_t total_vectors = (columns + 15) / 16;
+  const int64_t bands = (total_vectors + kTileVectors - 1) / kTileVectors;
+  for (int64_t band = 0, c = 0; band < bands; ++band) {
+    const int64_t vectors = total_vectors / bands + (band < total_vectors % bands ? 1 : 0);
+    const int64_t width = std::min(16 * vectors, columns - c);
     const __mmask16 last = TailMask16(width - 16 * (vectors - 1));
     for (int64_t r = 0; r < rows; r += kTileRows) {
       const int64_t tile_rows = std::min<int64_t>(kTileRows, rows - r);
-      const Tile tile{a + r * a_stride, a_stride,   b + c, b_stride, depth, out + r * out_stride + c,
-                      out_stride,       last,       scale};
+      const Tile tile{a + r * a_stride,
+                      a_stride,
+                      b + c,
+                      b_stride,
+                      depth,
+                      out + r * out_stride + c,
+                      out_stride,
+                      last,
+                      scale,
+                      row_scale != nullptr ? row_scale + r : nullptr,
+                      row_max != nullptr ? row_max + r : nullptr};
       kTiles[tile_rows - 1][vectors - 1](tile);
     }
+    c += width;
+  }
+}
+
+// The 16 x 16 block of rows r[0..15] becomes its transpose (unpacks within 128-bit lanes,
+// then 128-bit lanes exchanged twice).
+QTUNE_AVX512F inline void Transpose16x16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
   }
 }
 
@@ -121,6 +175,7 @@ struct ThreadScratch {
   Tensor kt;      // [D, padded keys]
   Tensor scores;  // [kBlockRows, T]
   int64_t packed_head = -1;
+  std::array<float, kBlockRows> row_max, row_scale;
 };
 
 int64_t PaddedKeys(const AttentionGeometry& g) { return (g.t + 15) / 16 * 16; }
@@ -167,35 +222,65 @@ class NativeAttentionKernel final : public Kernel {
       PackKeys(k + b * g_.t * hd + h * g_.d, scratch.kt.data<float>());
       scratch.packed_head = head_index;
     }
+    // Softmax as flash attention does it: the maxima found while the scores are stored,
+    // exp(s - max) in place, and 1 / sum applied to Y's rows.
     float* scores = scratch.scores.data<float>();
-    BlockProduct(q + (b * g_.s + first_row) * hd + h * g_.d, hd, scratch.kt.data<float>(), padded_keys_,
-                 g_.d, scores, g_.t, rows, g_.t, g_.scale);
-    if (mask != nullptr) AddMask(mask, b, h, first_row, rows, scores);
-    SoftmaxRows(scores, scores, rows, g_.t, 1);
+    float* row_max = scratch.row_max.data();
+    std::fill_n(row_max, rows, -std::numeric_limits<float>::infinity());
+    BlockProduct(q + (b * g_.s + first_row) * hd + h * g_.d, hd, scratch.kt.data<float>(),
+                 padded_keys_, g_.d, scores, g_.t, rows, g_.t, g_.scale, nullptr,
+                 mask != nullptr ? nullptr : row_max);
+    if (mask != nullptr) AddMask(mask, b, h, first_row, rows, scores, row_max);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = scores + r * g_.t;
+      scratch.row_scale[r] = 1.0f / ExpMinusMaxRow(row, row, g_.t, row_max[r]);
+    }
     BlockProduct(scores, g_.t, v + b * g_.t * hd + h * g_.d, hd, g_.t,
-                 y + (b * g_.s + first_row) * hd + h * g_.d, hd, rows, g_.d, 1.0f);
+                 y + (b * g_.s + first_row) * hd + h * g_.d, hd, rows, g_.d, 1.0f,
+                 scratch.row_scale.data(), nullptr);
   }
 
-  // kt[d, j] = K_h[j, d] for d < D, j < T (row stride padded_keys_).
-  void PackKeys(const float* k_head, float* kt) const {
+  // kt[d, j] = K_h[j, d] for d < D, j < T (row stride padded_keys_), in 16 x 16 blocks
+  // transposed in registers; columns T .. padded_keys_ get zeros.
+  QTUNE_AVX512F void PackKeys(const float* k_head, float* kt) const {
     const int64_t hd = g_.hidden();
-    for (int64_t j = 0; j < g_.t; ++j) {
-      const float* row = k_head + j * hd;
-      for (int64_t d = 0; d < g_.d; ++d) kt[d * padded_keys_ + j] = row[d];
+    for (int64_t j = 0; j < g_.t; j += 16) {
+      const int64_t keys = std::min<int64_t>(16, g_.t - j);
+      for (int64_t d = 0; d < g_.d; d += 16) {
+        const __mmask16 columns = TailMask16(g_.d - d);
+        __m512 block[16];
+        for (int64_t i = 0; i < 16; ++i) {
+          block[i] = i < keys ? _mm512_maskz_loadu_ps(columns, k_head + (j + i) * hd + d)
+                              : _mm512_setzero_ps();
+        }
+        Transpose16x16(block);
+        const int64_t depth = std::min<int64_t>(16, g_.d - d);
+        for (int64_t i = 0; i < depth; ++i) {
+          _mm512_storeu_ps(kt + (d + i) * padded_keys_ + j, block[i]);
+        }
+      }
     }
   }
 
-  void AddMask(const float* mask, int64_t b, int64_t h, int64_t first_row, int64_t rows,
-               float* scores) const {
+  // Adds the mask (numpy broadcasting over [B, H, S, T]) to the block's scores and finds
+  // each row's maximum.
+  QTUNE_AVX512F void AddMask(const float* mask, int64_t b, int64_t h, int64_t first_row,
+                             int64_t rows, float* scores, float* row_max) const {
     const int64_t* st = g_.mask_strides.data();
+    const __m512 minus_infinity = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
     for (int64_t r = 0; r < rows; ++r) {
       const float* m = mask + b * st[0] + h * st[1] + (first_row + r) * st[2];
       float* row = scores + r * g_.t;
-      if (st[3] == 1) {
-        for (int64_t j = 0; j < g_.t; ++j) row[j] += m[j];
-      } else {
-        for (int64_t j = 0; j < g_.t; ++j) row[j] += m[0];
+      __m512 max = minus_infinity;
+      for (int64_t j = 0; j < g_.t; j += 16) {
+        const __mmask16 lanes = TailMask16(g_.t - j);
+        const __m512 add =
+            st[3] == 1 ? _mm512_maskz_loadu_ps(lanes, m + j) : _mm512_set1_ps(m[0]);
+        const __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, row + j), add);
+        _mm512_mask_storeu_ps(row + j, lanes, x);
+        max = _mm512_mask_max_ps(max, lanes, max, x);
       }
+      row_max[r] = _mm512_reduce_max_ps(max);
     }
   }
 

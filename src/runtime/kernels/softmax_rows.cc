@@ -90,6 +90,18 @@ QTUNE_AVX512F inline __m512 Exp512(__m512 x) {
   return _mm512_maskz_scalef_ps(static_cast<__mmask16>(~underflow), e_r, n);
 }
 
+QTUNE_AVX512F float ExpMinusMaxAvx512(const float* x, float* y, int64_t n, float max) {
+  const __m512 max_lanes = _mm512_set1_ps(max);
+  __m512 sum_lanes = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = TailMask16(n - i);
+    const __m512 e = Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), max_lanes));
+    _mm512_mask_storeu_ps(y + i, m, e);
+    sum_lanes = _mm512_mask_add_ps(sum_lanes, m, sum_lanes, e);
+  }
+  return _mm512_reduce_add_ps(sum_lanes);
+}
+
 QTUNE_AVX512F void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
   const __m512 minus_infinity = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   // Four running maxima: one would chain every vmaxps on the last (4 cycles each), and the
@@ -105,16 +117,9 @@ QTUNE_AVX512F void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
   for (; i < n; i += 16) {
     m0 = _mm512_max_ps(m0, _mm512_mask_loadu_ps(minus_infinity, TailMask16(n - i), x + i));
   }
-  const __m512 max = _mm512_set1_ps(
-      _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3))));
-  __m512 sum_lanes = _mm512_setzero_ps();
-  for (i = 0; i < n; i += 16) {
-    const __mmask16 m = TailMask16(n - i);
-    const __m512 e = Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), max));
-    _mm512_mask_storeu_ps(y + i, m, e);
-    sum_lanes = _mm512_mask_add_ps(sum_lanes, m, sum_lanes, e);
-  }
-  const __m512 inverse = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum_lanes));
+  const float max =
+      _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+  const __m512 inverse = _mm512_set1_ps(1.0f / ExpMinusMaxAvx512(x, y, n, max));
   for (i = 0; i < n; i += 16) {
     const __mmask16 m = TailMask16(n - i);
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), inverse));
@@ -125,6 +130,12 @@ QTUNE_AVX512F void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
 }  // namespace
 
 bool SoftmaxRowsUseAvx512() { return CpuHasAvx512F(); }
+
+#ifdef QTUNE_AVX512F_PATHS
+float ExpMinusMaxRow(const float* x, float* y, int64_t n, float max) {
+  return ExpMinusMaxAvx512(x, y, n, max);
+}
+#endif
 
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t count, int threads,
                  SoftmaxPath path) {

@@ -32,4 +32,9 @@ void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t count, int thre
 // True when kAuto takes the AVX-512 path on this CPU.
 bool SoftmaxRowsUseAvx512();
 
+// Softmax's numerators and denominator for callers that know a row's maximum and divide
+// later: y[i] = exp(x[i] - max) for i < n (y may be x), returning their sum. The AVX-512
+// path's exp; REQUIRES SoftmaxRowsUseAvx512() (declared where QTUNE_AVX512F_PATHS is).
+float ExpMinusMaxRow(const float* x, float* y, int64_t n, float max);
+
 }  // namespace qtune::runtime
