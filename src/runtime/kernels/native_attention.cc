@@ -113,10 +113,10 @@ constexpr std::array<std::array<TileFn, kTileVectors>, kTileRows> kTiles = {
 // out [rows, columns] = scale_r * a [rows, depth] b [depth, columns], strides, scales and
 // maxima as in Tile (row_scale and row_max index the block's rows); column band by column
 // band, so that a band of b stays in cache over the row tiles.
-QTUNE_AVX512F void BlockProduct(const float* a, int64_t a_stride, const float* b,
-                                int64_t b_stride, int64_t depth, float* out, int64_t out_stride,
-                                int64_t rows, int64_t columns, float scale,
-                                const float* row_scale, float* row_max) {
+QTUNE_AVX512F void BlockProduct(const float* a, int64_t a_stride, const float* b, int64_t b_stride,
+                                int64_t depth, float* out, int64_t out_stride, int64_t rows,
+                                int64_t columns, float scale, const float* row_scale,
+                                float* row_max) {
   // The columns' vectors spread evenly over the bands (197 columns: 4, 3, 3, 3 vectors,
   // not 4, 4, 4, 1: a one-vector tile waits on its row broadcasts).
   const int64_t total_vectors = (columns + 15) / 16;
@@ -274,8 +274,7 @@ class NativeAttentionKernel final : public Kernel {
       __m512 max = minus_infinity;
       for (int64_t j = 0; j < g_.t; j += 16) {
         const __mmask16 lanes = TailMask16(g_.t - j);
-        const __m512 add =
-            st[3] == 1 ? _mm512_maskz_loadu_ps(lanes, m + j) : _mm512_set1_ps(m[0]);
+        const __m512 add = st[3] == 1 ? _mm512_maskz_loadu_ps(lanes, m + j) : _mm512_set1_ps(m[0]);
         const __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, row + j), add);
         _mm512_mask_storeu_ps(row + j, lanes, x);
         max = _mm512_mask_max_ps(max, lanes, max, x);

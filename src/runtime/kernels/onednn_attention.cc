@@ -141,8 +141,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnAttentionKernel(const KernelRe
     }
     KernelChoice choice;
     choice.kernel = std::make_unique<OnednnAttentionKernel>(
-        dims, request.threads, std::move(scores_pd),
-        std::move(softmax_pd), std::move(context_pd));
+        dims, request.threads, std::move(scores_pd), std::move(softmax_pd), std::move(context_pd));
     choice.input_layouts.assign(request.inputs.size(), Layout::kPlain);
     choice.output_layouts = {Layout::kPlain};
     return std::optional<KernelChoice>(std::move(choice));
