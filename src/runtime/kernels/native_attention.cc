@@ -121,15 +121,17 @@ QTUNE_AVX512F void BlockProduct(const float* a, int64_t a_stride, const float* b
                                 int64_t columns, float scale, const float* row_scale,
                                 float* row_max) {
   // The columns' vectors spread evenly over the bands (197 columns: 4, 3, 3, 3 vectors,
-  // not 4, 4, 4, 1: a one-vector tile waits on its row broadcasts).
+  // not 4, 4, 4, 1: a narrow tile waits on its row broadcasts).
   const int64_t total_vectors = (columns + 15) / 16;
   const int64_t bands = (total_vectors + kTileVectors - 1) / kTileVectors;
   for (int64_t band = 0, c = 0; band < bands; ++band) {
     const int64_t vectors = total_vectors / bands + (band < total_vectors % bands ? 1 : 0);
     const int64_t width = std::min(16 * vectors, columns - c);
     const __mmask16 last = TailMask16(width - 16 * (vectors - 1));
-    for (int64_t r = 0; r < rows; r += kTileRows) {
-      const int64_t tile_rows = std::min<int64_t>(kTileRows, rows - r);
+    // The rows spread evenly over the tiles too (8 rows: 4 + 4, not 6 + 2).
+    const int64_t tiles = (rows + kTileRows - 1) / kTileRows;
+    for (int64_t tile_index = 0, r = 0; tile_index < tiles; ++tile_index) {
+      const int64_t tile_rows = rows / tiles + (tile_index < rows % tiles ? 1 : 0);
       const Tile tile{a + r * a_stride,
                       a_stride,
                       b + c,
@@ -142,6 +144,7 @@ QTUNE_AVX512F void BlockProduct(const float* a, int64_t a_stride, const float* b
                       row_scale != nullptr ? row_scale + r : nullptr,
                       row_max != nullptr ? row_max + r : nullptr};
       kTiles[tile_rows - 1][vectors - 1](tile);
+      r += tile_rows;
     }
     c += width;
   }
