@@ -92,6 +92,14 @@ struct KernelCase {
 
 ::testing::AssertionResult CheckKernel(const KernelCase& kernel_case);
 
+// One of an op's fast kernels under test, and whether it applies on this CPU (a native
+// AVX-512 kernel must decline elsewhere, where the oneDNN one serves the op).
+struct NamedFactory {
+  const char* name;
+  KernelFactory create;
+  bool applies;
+};
+
 // Runs check() with CheckKernel making kernels for 1, then 2 threads (the variable
 // QTUNE_KERNEL_TEST_THREADS), under a trace naming the count.
 template <typename Check>

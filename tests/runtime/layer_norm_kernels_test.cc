@@ -17,18 +17,12 @@
 namespace qtune::runtime::kernel_testing {
 namespace {
 
-struct Factory {
-  const char* name;
-  KernelFactory create;
-  bool applies;  // on this CPU
-};
-
-std::vector<Factory> Factories() {
+std::vector<NamedFactory> Factories() {
   return {{"native", &CreateNativeLayerNormKernel, CpuHasAvx512F()},
           {"onednn", &CreateOnednnLayerNormKernel, true}};
 }
 
-KernelCase LayerNormCase(const Factory& f, Tensor x, int64_t axis, Tensor scale,
+KernelCase LayerNormCase(const NamedFactory& f, Tensor x, int64_t axis, Tensor scale,
                          std::optional<Tensor> bias, bool constant_scale, uint32_t seed) {
   KernelCase c;
   c.factory = f.create;
@@ -50,7 +44,7 @@ TEST(LayerNormKernels, MatchReferenceOverRowLengthsAxesAndParameters) {
   const uint32_t seed = TestSeed(4301);
   std::mt19937 rng(seed);
   AtOneAndTwoThreads([&] {
-    for (const Factory& f : Factories()) {
+    for (const NamedFactory& f : Factories()) {
       for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{3, 1},
                                                 {4, 7},
                                                 {2, 5, 16},
@@ -91,7 +85,7 @@ TEST(NativeLayerNorm, RowsFarFromZero) {
 TEST(LayerNormKernels, InPlace) {
   const uint32_t seed = TestSeed(4304);
   std::mt19937 rng(seed);
-  for (const Factory& f : Factories()) {
+  for (const NamedFactory& f : Factories()) {
     KernelCase in_place =
         LayerNormCase(f, RandomTensor({3, 197, 192}, rng), -1, RandomTensor({192}, rng),
                       RandomTensor({192}, rng), true, seed);
@@ -103,7 +97,7 @@ TEST(LayerNormKernels, InPlace) {
 TEST(NativeLayerNorm, LeavesStatisticsOutputsAndBroadcastScalesToTheOthers) {
   const uint32_t seed = TestSeed(4303);
   std::mt19937 rng(seed);
-  const Factory native = Factories()[0];
+  const NamedFactory native = Factories()[0];
   KernelCase stats = LayerNormCase(native, RandomTensor({4, 8}, rng), -1, RandomTensor({8}, rng),
                                    std::nullopt, true, seed);
   stats.num_outputs = 3;  // Mean and InvStdDev asked for
