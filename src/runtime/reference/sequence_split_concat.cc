@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/reference/nn_util.h"
 #include "runtime/reference/tensor_util.h"
 #include "runtime/reference/value_kernels.h"
 #include "runtime/reference/value_util.h"
@@ -13,12 +14,6 @@ namespace qtune::runtime::reference {
 namespace {
 
 using Result = StatusOr<std::vector<RunValue>>;
-
-int64_t Product(const std::vector<int64_t>& sizes, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= sizes[i];
-  return p;
-}
 
 // The chunk lengths along an axis of `dim` elements: `split` absent gives chunks of 1; a
 // scalar gives chunks of that length, the last one shorter if needed; a 1-D tensor lists
@@ -68,9 +63,9 @@ Result SplitToSequence(const ValueKernelArgs& args) {
   ASSIGN_OR_RETURN(std::vector<int64_t> lengths, ChunkLengths(node, split, dim));
   const bool keep_axis = split != nullptr || node.GetInt("keepdims", 1) != 0;
 
-  const int64_t outer = Product(sizes, 0, axis);
-  const size_t inner_bytes =
-      static_cast<size_t>(Product(sizes, axis + 1, sizes.size())) * DataTypeSize(input->dtype());
+  const int64_t outer = nn::Product(sizes, 0, axis);
+  const size_t inner_bytes = static_cast<size_t>(nn::Product(sizes, axis + 1, sizes.size())) *
+                             DataTypeSize(input->dtype());
   const auto* src = static_cast<const std::byte*>(input->raw_data());
   std::vector<Tensor> chunks;
   chunks.reserve(lengths.size());
@@ -146,9 +141,10 @@ Result ConcatFromSequence(const ValueKernelArgs& args) {
     out_sizes[axis] += new_axis ? 1 : elements[i].size(axis);
   }
   ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(first.dtype(), out_sizes));
-  const int64_t outer = Product(out_sizes, 0, axis);
-  const size_t inner_bytes = static_cast<size_t>(Product(out_sizes, axis + 1, out_sizes.size())) *
-                             DataTypeSize(first.dtype());
+  const int64_t outer = nn::Product(out_sizes, 0, axis);
+  const size_t inner_bytes =
+      static_cast<size_t>(nn::Product(out_sizes, axis + 1, out_sizes.size())) *
+      DataTypeSize(first.dtype());
   const size_t out_row = static_cast<size_t>(out_sizes[axis]) * inner_bytes;
   auto* dst = static_cast<std::byte*>(out.raw_data());
   size_t offset = 0;  // bytes into each output row where the current element starts

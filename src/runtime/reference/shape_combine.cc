@@ -12,12 +12,6 @@ namespace {
 
 using Outputs = StatusOr<std::vector<Tensor>>;
 
-int64_t Product(const std::vector<int64_t>& sizes, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t d = begin; d < end; ++d) p *= sizes[d];
-  return p;
-}
-
 Outputs Concat(const KernelArgs& a) {
   if (a.inputs.empty()) return NodeError(a.node, "needs at least one input");
   for (size_t i = 0; i < a.inputs.size(); ++i) {
@@ -47,8 +41,8 @@ Outputs Concat(const KernelArgs& a) {
   }
   ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(first.dtype(), out_sizes));
   const size_t element_size = DataTypeSize(first.dtype());
-  const int64_t outer = Product(out_sizes, 0, axis);
-  const int64_t inner = Product(out_sizes, axis + 1, rank);
+  const int64_t outer = nn::Product(out_sizes, 0, axis);
+  const int64_t inner = nn::Product(out_sizes, axis + 1, rank);
   const int64_t out_row = out_sizes[axis] * inner;
   int64_t column = 0;  // elements of each output row already filled
   for (const Tensor& t : a.inputs) {
@@ -116,8 +110,8 @@ Outputs Split(const KernelArgs& a) {
                    NormalizeAxis(a.node, a.node.GetInt("axis", 0), static_cast<int64_t>(x.rank())));
   ASSIGN_OR_RETURN(std::vector<int64_t> split, SplitSizes(a, x.size(axis), num_outputs));
   const size_t element_size = DataTypeSize(x.dtype());
-  const int64_t outer = Product(x.sizes(), 0, axis);
-  const int64_t inner = Product(x.sizes(), axis + 1, x.rank());
+  const int64_t outer = nn::Product(x.sizes(), 0, axis);
+  const int64_t inner = nn::Product(x.sizes(), axis + 1, x.rank());
   const int64_t in_row = x.size(axis) * inner;
   std::vector<Tensor> outputs;
   int64_t column = 0;

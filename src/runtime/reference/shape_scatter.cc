@@ -15,12 +15,6 @@ namespace {
 
 using Outputs = StatusOr<std::vector<Tensor>>;
 
-int64_t Product(const std::vector<int64_t>& sizes, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t d = begin; d < end; ++d) p *= sizes[d];
-  return p;
-}
-
 // Normalizes index `v` for a dim of size `dim`.
 StatusOr<int64_t> CheckIndex(const ir::Node& node, int64_t v, int64_t dim, int64_t axis) {
   if (v < -dim || v >= dim) {
@@ -56,9 +50,9 @@ Outputs GatherND(const KernelArgs& a) {
   out_sizes.insert(out_sizes.end(), data.sizes().begin() + b + k, data.sizes().end());
   ASSIGN_OR_RETURN(Tensor y, Tensor::Allocate(data.dtype(), out_sizes));
   const std::vector<int64_t> strides = ContiguousStrides(data.sizes());
-  const int64_t batches = Product(data.sizes(), 0, b);
-  const int64_t tuples = Product(indices.sizes(), b, q - 1);
-  const int64_t block = Product(data.sizes(), b + k, r);
+  const int64_t batches = nn::Product(data.sizes(), 0, b);
+  const int64_t tuples = nn::Product(indices.sizes(), b, q - 1);
+  const int64_t block = nn::Product(data.sizes(), b + k, r);
   const size_t element_size = DataTypeSize(data.dtype());
   const int64_t batch_stride = b > 0 ? strides[b - 1] : 0;
   for (int64_t n = 0; n < batches; ++n) {
@@ -159,8 +153,8 @@ Outputs ScatterND(const KernelArgs& a) {
   ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadIndices(a.node, indices, "indices"));
   Tensor y = data.Clone();
   const std::vector<int64_t> strides = ContiguousStrides(data.sizes());
-  const int64_t tuples = Product(indices.sizes(), 0, q - 1);
-  const int64_t block = Product(data.sizes(), k, r);
+  const int64_t tuples = nn::Product(indices.sizes(), 0, q - 1);
+  const int64_t block = nn::Product(data.sizes(), k, r);
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t dst = 0;
     for (int64_t j = 0; j < k; ++j) {
