@@ -11,6 +11,9 @@
 //   4. matmul  scores x V [B,H,T,D] -> Y [B,H,S,D] written with strides (S*HD, D, HD, 1),
 //      which is the merged [B, S, H*D].
 // Declines (the reference kernel runs) when oneDNN offers only its ref implementations.
+// On CPUs with AVX-512F native_attention.cc ranks first (it keeps each block's scores in
+// L1 instead of this scratch of B*H*S*T floats); this kernel serves the others, and
+// bench/kernels/attention_bench compares the two.
 #include <optional>
 #include <vector>
 
