@@ -1,10 +1,10 @@
 // Native float32 Log, Erf, Reciprocal, Floor and Ceil: one loop over the elements with the
 // same C library functions as the reference tier (bit-identical results; oneDNN's log is
-// off by ~1e-6 at log(1) = 0, and 2.6 has no plain erf), except Log on CPUs with AVX-512F:
-// 16 lanes at a time by Cephes' logf polynomial, within 2 ulp of the C library's logf
-// (1 at worst over every binade in native_unary_test, exact at 1), 7x faster (0.003 against 0.022
-// ms for an 80-band log-mel of 101 frames). Elementwise, so the input's layout is kept, and the
-// output may take over the input's buffer.
+// off by ~1e-6 at log(1) = 0, and 2.6 has no plain erf), except Log on CPUs with
+// AVX-512F: 16 lanes at a time by Cephes' logf polynomial, within 2 ulp of the C
+// library's logf (1 at worst over every binade in native_unary_test, exact at 1), 7x
+// faster (0.003 against 0.022 ms for an 80-band log-mel of 101 frames). Elementwise, so
+// the input's layout is kept, and the output may take over the input's buffer.
 #include <cmath>
 #include <limits>
 #include <string>
