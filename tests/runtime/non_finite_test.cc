@@ -6,6 +6,7 @@
 // NaN-to-int conversion happens to give on x86), which dequantizes to -zero_point * scale.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -170,8 +171,11 @@ TEST(NonFiniteTest, NaNMadeInsideTheGraphSurvivesReluAndPooling) {
   const Tensor& pooled = (*got)[0].second;
   const Tensor& ratio = (*got)[1].second;
   EXPECT_TRUE(std::isnan(pooled.data<float>()[0]));
+  // The run with a NaN inside is redone on the reference kernels: the other windows match
+  // the fast kernels' clean run within rounding (the AVX-512 Log is within 2 ulp of logf).
   for (int64_t i = 1; i < pooled.num_elements(); ++i) {
-    EXPECT_EQ(pooled.data<float>()[i], (*clean)[0].second.data<float>()[i]) << i;
+    const float want = (*clean)[0].second.data<float>()[i];
+    EXPECT_NEAR(pooled.data<float>()[i], want, 1e-6f * std::max(1.0f, std::fabs(want))) << i;
   }
   EXPECT_TRUE(std::isnan(ratio.data<float>()[3]));
   EXPECT_EQ(ratio.data<float>()[9], std::numeric_limits<float>::infinity());
