@@ -91,18 +91,13 @@ TEST(AttentionKernels, ViTAndBertSizes) {
 TEST(AttentionKernels, MasksInEveryBroadcast) {
   const uint32_t seed = TestSeed(4403);
   std::mt19937 rng(seed);
-  const Geometry g{2, 3, 30, 21, 8};
+  const Geometry g{2, 3, 30, 21, 8};  // scores [2, 3, 30, 21]
+  const std::vector<std::vector<int64_t>> mask_sizes = {
+      {1},           {21},           {30, 21},  {30, 1}, {2, 1, 1, 21}, {2, 1, 30, 21},
+      {1, 3, 1, 21}, {2, 3, 30, 21}, {3, 30, 1}};
   AtOneAndTwoThreads([&] {
     for (const NamedFactory& f : Factories()) {
-      for (const std::vector<int64_t>& sizes : std::vector<std::vector<int64_t>>{{1},
-                                                                                 {21},
-                                                                                 {30, 21},
-                                                                                 {30, 1},
-                                                                                 {2, 1, 1, 21},
-                                                                                 {2, 1, 30, 21},
-                                                                                 {1, 3, 1, 21},
-                                                                                 {2, 3, 30, 21},
-                                                                                 {3, 30, 1}}) {
+      for (const std::vector<int64_t>& sizes : mask_sizes) {
         EXPECT_TRUE(CheckKernel(AttentionCase(f, g, rng, seed, RandomTensor(sizes, rng, -3, 3))));
       }
     }
