@@ -16,9 +16,10 @@
 // the row's value broadcast, 4 vectors of the right operand loaded per step), column band
 // by column band, so that a band of the right operand stays in cache across the block's
 // row tiles. The (batch, head, block) items split statically over the threads; each
-// thread has its own Kt and score block. Measured (bench/kernels/attention_bench, 1
-// thread, Intel Xeon): a ViT's 3 heads of 197 in 0.218 ms where the oneDNN kernel takes
-// 0.227, 0.123 against 0.137 ms at 2 threads; a BERT layer's 12 heads of 128 the same.
+// thread has its own Kt and score block. Measured (bench/kernels/attention_bench, medians
+// of 5, Intel Xeon): a ViT's 3 heads of 197 in 0.225-0.229 ms where the oneDNN kernel
+// takes 0.232-0.246 at 1 thread, 0.123-0.142 against 0.137-0.148 at 2; a BERT layer's 12
+// heads of 128 the same (docs/performance.md).
 #include <omp.h>
 
 #include <algorithm>
