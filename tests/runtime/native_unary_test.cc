@@ -1,7 +1,7 @@
-// Native float32 Log, Erf, Reciprocal, Floor and Ceil against the reference tier: exact
-// (the same C library functions; Log on AVX-512F CPUs within 2 ulp, swept over every
-// binade), in both layouts, in place, over odd sizes and the values where the functions
-// bend (0, 1, negatives, large magnitudes, infinities, NaN).
+// Native float32 Log, Erf, Reciprocal, Floor, Ceil and Pow by a constant exponent against
+// the reference tier: exact (the same C library functions; Log on AVX-512F CPUs within
+// 2 ulp, swept over every binade), in both layouts, in place, over odd sizes and the
+// values where the functions bend (0, 1, negatives, large magnitudes, infinities, NaN).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,6 +102,55 @@ TEST(NativeUnary, LogWithinTwoUlpsOfTheCLibrary) {
     EXPECT_LE(ulps, 2) << "log(" << values[i] << ") = " << y[i] << ", C library " << expected;
   }
   RecordProperty("worst_ulps", static_cast<int>(worst));
+}
+
+KernelCase PowCase(Tensor x, KernelInput exponent, const std::string& what, uint32_t seed) {
+  KernelCase c = UnaryCase("Pow", std::move(x), Layout::kPlain, seed);
+  c.label += " exponent " + what;
+  c.inputs.push_back(std::move(exponent));
+  return c;
+}
+
+// x * x for exponent 2, the reference's float(pow(double, double)) otherwise: exact, for
+// exponents of each type the kernel reads, on the special values too.
+TEST(NativeUnary, PowByAConstantExponentMatchesExactly) {
+  uint32_t seed = TestSeed(3304);
+  std::mt19937 rng(seed);
+  const float infinity = std::numeric_limits<float>::infinity();
+  Tensor specials = Tensor::FromVector<float>(
+      {12}, {0.0f, -0.0f, 1.0f, -1.0f, 1e-30f, 1e30f, -1e30f, 1e-45f, 3e38f, infinity, -infinity,
+             std::numeric_limits<float>::quiet_NaN()});
+  for (float e : {2.0f, 0.5f, 3.0f, -1.0f, 1.5f, 0.0f}) {
+    for (const Tensor& x : {RandomTensor({3, 43}, rng, -8.0f, 8.0f), specials}) {
+      EXPECT_TRUE(CheckKernel(
+          PowCase(x, Constant(Tensor::FromVector<float>({}, {e})), std::to_string(e), seed)));
+    }
+  }
+  Tensor x = RandomTensor({2, 65}, rng, -3.0f, 3.0f);
+  EXPECT_TRUE(CheckKernel(
+      PowCase(x, Constant(Tensor::FromVector<int64_t>({1}, {2})), "int64 [1] 2", seed)));
+  EXPECT_TRUE(
+      CheckKernel(PowCase(x, Constant(Tensor::FromVector<double>({}, {3.0})), "float64 3", seed)));
+  EXPECT_TRUE(
+      CheckKernel(PowCase(x, Constant(Tensor::FromVector<int32_t>({}, {-2})), "int32 -2", seed)));
+  KernelCase in_place =
+      PowCase(x, Constant(Tensor::FromVector<float>({}, {2.0f})), "2 in place", seed);
+  in_place.in_place_input = 0;
+  EXPECT_TRUE(CheckKernel(in_place));
+}
+
+// Exponents computed at run time, or one per element, stay with the reference tier.
+TEST(NativeUnary, PowLeavesTensorAndRunTimeExponents) {
+  uint32_t seed = TestSeed(3305);
+  std::mt19937 rng(seed);
+  Tensor x = RandomTensor({4, 5}, rng, 0.5f, 2.0f);
+  KernelCase run_time =
+      PowCase(x, Dynamic(Tensor::FromVector<float>({}, {2.0f})), "run-time", seed);
+  run_time.expect = Expect::kNotApplicable;
+  EXPECT_TRUE(CheckKernel(run_time));
+  KernelCase per_element = PowCase(x, Constant(RandomTensor({4, 5}, rng)), "per element", seed);
+  per_element.expect = Expect::kNotApplicable;
+  EXPECT_TRUE(CheckKernel(per_element));
 }
 
 TEST(NativeUnary, LeavesOtherTypesToTheReference) {

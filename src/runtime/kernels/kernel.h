@@ -135,6 +135,10 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
 StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const KernelRequest& request);
 // float32 BatchNormalization, inference mode, kPlain or kNhwc (native_batchnorm.cc).
 StatusOr<std::optional<KernelChoice>> CreateNativeBatchNormKernel(const KernelRequest& request);
+// float32 depthwise 1-D Conv/qtune::FusedConv (group == channels, one filter each, no
+// residual sum) with constant weights (native_depthwise_conv1d.cc).
+StatusOr<std::optional<KernelChoice>> CreateNativeDepthwiseConv1dKernel(
+    const KernelRequest& request);
 // float32 LayerNormalization over trailing axes, Y only, on AVX-512F CPUs
 // (native_layer_norm.cc); elsewhere CreateOnednnLayerNormKernel serves it.
 StatusOr<std::optional<KernelChoice>> CreateNativeLayerNormKernel(const KernelRequest& request);

@@ -14,6 +14,7 @@
   X(QuantLookup)              \
   X(OnednnConv)               \
   X(OnednnConv1dMatMul)       \
+  X(NativeDepthwiseConv1d)    \
   X(OnednnWinogradConv)       \
   X(OnednnUpsampleDeconv)     \
   X(OnednnDeconv)             \

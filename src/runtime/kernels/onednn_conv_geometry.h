@@ -139,8 +139,9 @@ inline std::optional<ConvGeometry> ComputeDeconvGeometry(const ir::Node& node,
 
 // Ok when `request` is a float32 Conv or qtune::FusedConv with rank-`rank` input, weights
 // and output, constant weights and a constant float32 bias if any, and window attributes
-// that fit; else FailedPrecondition saying why (for a factory's NotApplicable reason).
-inline Status CheckFloatConvWithConstantWeights(const KernelRequest& request, size_t rank) {
+// that fit, grouped or not; else FailedPrecondition saying why (for a factory's
+// NotApplicable reason).
+inline Status CheckFloatConvWindow(const KernelRequest& request, size_t rank) {
   const ir::Node& node = request.node;
   if (!IsFusedConv(node) && !(node.op_type() == "Conv" && node.domain().empty())) {
     return FailedPreconditionError("not a Conv");
@@ -162,7 +163,14 @@ inline Status CheckFloatConvWithConstantWeights(const KernelRequest& request, si
   if (request.precision != Precision::kFloat32) {
     return FailedPreconditionError("it computes in bf16");
   }
-  if (node.GetInt("group", 1) != 1 || w.sizes[1] != x.sizes[1]) {
+  return Status::Ok();
+}
+
+// CheckFloatConvWindow, and not grouped.
+inline Status CheckFloatConvWithConstantWeights(const KernelRequest& request, size_t rank) {
+  RETURN_IF_ERROR(CheckFloatConvWindow(request, rank));
+  if (request.node.GetInt("group", 1) != 1 ||
+      request.inputs[1]->sizes[1] != request.inputs[0]->sizes[1]) {
     return FailedPreconditionError("grouped");
   }
   return Status::Ok();
