@@ -51,7 +51,7 @@ Tensor Permute(const Tensor& src, bool to_nhwc) {
   return dst;
 }
 
-// float32, uint8, int8 or int32 values as float32, for comparing outputs.
+// float32, uint8, int8, int32 or int64 values as float32, for comparing outputs.
 Tensor AsFloat(const Tensor& t) {
   if (t.dtype() == DataType::kFloat32) return t.Clone();
   Tensor f = Allocated(DataType::kFloat32, t.sizes());
@@ -64,6 +64,9 @@ Tensor AsFloat(const Tensor& t) {
       case DataType::kInt8:
         out[i] = static_cast<float>(t.data<int8_t>()[i]);
         break;
+      case DataType::kInt64:
+        out[i] = static_cast<float>(t.data<int64_t>()[i]);
+        break;
       default:
         out[i] = static_cast<float>(t.data<int32_t>()[i]);
         break;
@@ -74,7 +77,7 @@ Tensor AsFloat(const Tensor& t) {
 
 bool IsComparable(DataType dtype) {
   return dtype == DataType::kFloat32 || dtype == DataType::kUint8 || dtype == DataType::kInt8 ||
-         dtype == DataType::kInt32;
+         dtype == DataType::kInt32 || dtype == DataType::kInt64;
 }
 
 // The reference outputs through EvaluateNode. Where it does not serve a qtune fused op,

@@ -39,6 +39,7 @@ using Sizes = std::map<std::string, std::vector<int64_t>>;
 const std::map<std::string, std::string> kCheckedByTheirKernelTest = {
     {"native_batch_norm", "native_batchnorm_test"},
     {"native_depthwise_conv1d", "native_depthwise_conv1d_test"},
+    {"native_copy_runs", "native_data_movement_test"},
     {"onednn_layer_norm", "layer_norm_kernels_test"},  // the LayerNorm of CPUs without AVX-512
     {"onednn_attention", "attention_kernels_test"},    // the Attention of CPUs without AVX-512
     {"native_split", "native_data_movement_test"},

@@ -1,10 +1,14 @@
-// The data-movement fast path: Split (native strided copies) and float32 Reduce* over
-// contiguous axes against the reference tier through the kernel harness, and
+// The data-movement fast path: Split (native strided copies), Slice and Pad (runs of
+// copies: every pad mode, negative steps, clamping, 1-, 4- and 8-byte elements) and
+// float32 Reduce* over contiguous axes against the reference tier through the kernel
+// harness, and
 // Reshape/Squeeze/Unsqueeze/Flatten compiled as views (no step, no copy) checked through
 // whole sessions against the reference tier, including views of views, views that are
 // graph outputs, views of graph inputs, and an in-place consumer next to a view.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -54,6 +58,102 @@ TEST(NativeSplit, EvenSplitWithoutSizesAndOpset18NumOutputs) {
   uneven.opset = 18;
   uneven.attributes.push_back(Attribute::Int("num_outputs", 3));
   EXPECT_TRUE(CheckKernel(uneven));
+}
+
+KernelCase SliceCase(Tensor x, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                     std::vector<int64_t> axes, std::vector<int64_t> steps, uint32_t seed) {
+  KernelCase c;
+  c.factory = &CreateNativeCopyRunsKernel;
+  c.op_type = "Slice";
+  c.opset = 13;
+  c.seed = seed;
+  c.label = "Slice " + SizesString(x.sizes()) + " starts " + SizesString(starts) + " ends " +
+            SizesString(ends) + " axes " + SizesString(axes) + " steps " + SizesString(steps);
+  auto ints = [](const std::vector<int64_t>& v) {
+    return Constant(Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())}, v));
+  };
+  c.inputs = {Dynamic(std::move(x)), ints(starts), ints(ends), ints(axes)};
+  if (!steps.empty()) c.inputs.push_back(ints(steps));
+  c.tolerance = 0;
+  return c;
+}
+
+TEST(NativeCopyRuns, SliceMatchesReferenceExactly) {
+  uint32_t seed = TestSeed(3203);
+  std::mt19937 rng(seed);
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  Tensor x = RandomTensor({1, 258, 8}, rng);
+  EXPECT_TRUE(CheckKernel(SliceCase(x, {0}, {129}, {1}, {}, seed)));     // STFT real part
+  EXPECT_TRUE(CheckKernel(SliceCase(x, {129}, {big}, {1}, {}, seed)));   // and imaginary
+  EXPECT_TRUE(CheckKernel(SliceCase(x, {-3}, {-1}, {-1}, {}, seed)));    // negative bounds
+  EXPECT_TRUE(CheckKernel(SliceCase(x, {7}, {-big}, {2}, {-2}, seed)));  // reversed, step 2
+  Tensor y = RandomTensor({3, 5, 7, 6}, rng);
+  EXPECT_TRUE(CheckKernel(SliceCase(y, {1, 0, 2}, {3, 5, 100}, {0, 2, 3}, {1, 3, 2}, seed)));
+  EXPECT_TRUE(CheckKernel(SliceCase(y, {4, -1}, {0, -100}, {1, 3}, {-1, -3}, seed)));
+  EXPECT_TRUE(CheckKernel(SliceCase(y, {2}, {2}, {1}, {}, seed)));  // empty
+  // Elements of 1, 4 and 8 bytes.
+  std::vector<int64_t> codes(60);
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<int64_t>(i * 7919 % 251);
+  std::vector<uint8_t> bytes(codes.begin(), codes.end());
+  std::vector<int32_t> words(codes.begin(), codes.end());
+  for (Tensor t : {Tensor::FromVector<uint8_t>({3, 4, 5}, bytes),
+                   Tensor::FromVector<int32_t>({3, 4, 5}, words),
+                   Tensor::FromVector<int64_t>({3, 4, 5}, codes)}) {
+    EXPECT_TRUE(CheckKernel(SliceCase(t, {1, 4}, {3, 0}, {1, 2}, {1, -2}, seed)));
+  }
+}
+
+KernelCase PadCase(Tensor x, const std::string& mode, std::vector<int64_t> pads,
+                   std::optional<float> value, uint32_t seed) {
+  KernelCase c;
+  c.factory = &CreateNativeCopyRunsKernel;
+  c.op_type = "Pad";
+  c.opset = 18;
+  c.seed = seed;
+  c.label = "Pad " + SizesString(x.sizes()) + " " + mode + " pads " + SizesString(pads);
+  c.attributes = {Attribute::String("mode", mode)};
+  c.inputs = {Dynamic(std::move(x)),
+              Constant(Tensor::FromVector<int64_t>({static_cast<int64_t>(pads.size())}, pads))};
+  if (value) c.inputs.push_back(Constant(Tensor::FromVector<float>({}, {*value})));
+  c.tolerance = 0;
+  return c;
+}
+
+TEST(NativeCopyRuns, PadMatchesReferenceExactlyInEveryMode) {
+  uint32_t seed = TestSeed(3204);
+  std::mt19937 rng(seed);
+  // Silero VAD's reflect pad of 512 samples by 96 on each side, as [1, 1, 1, 512].
+  EXPECT_TRUE(CheckKernel(
+      PadCase(RandomTensor({1, 1, 1, 512}, rng), "reflect", {0, 0, 0, 96, 0, 0, 0, 96}, {}, seed)));
+  Tensor x = RandomTensor({2, 3, 5, 4}, rng);
+  for (const std::string mode : {"constant", "reflect", "edge", "wrap"}) {
+    EXPECT_TRUE(CheckKernel(PadCase(x, mode, {0, 1, 2, 3, 1, 0, 4, 3}, {}, seed)));
+    EXPECT_TRUE(CheckKernel(PadCase(x, mode, {0, 0, -1, 2, 0, 0, 1, -2}, {}, seed)));  // crops
+  }
+  EXPECT_TRUE(CheckKernel(PadCase(x, "constant", {0, 0, 1, 1, 0, 0, 1, 1}, 2.5f, seed)));
+  // Opset 2: pads and value as attributes (a zero value).
+  KernelCase old = PadCase(x, "edge", {}, {}, seed);
+  old.opset = 2;
+  old.attributes.push_back(Attribute::Ints("pads", {0, 0, 1, 2, 0, 0, 2, 1}));
+  old.inputs.pop_back();
+  EXPECT_TRUE(CheckKernel(old));
+}
+
+TEST(NativeCopyRuns, LeavesRunTimeParametersAndAttributeValuesToTheReference) {
+  uint32_t seed = TestSeed(3205);
+  std::mt19937 rng(seed);
+  Tensor x = RandomTensor({4, 6}, rng);
+  KernelCase run_time = SliceCase(x, {1}, {3}, {1}, {}, seed);
+  run_time.inputs[1] = Dynamic(Tensor::FromVector<int64_t>({1}, {1}));
+  run_time.expect = Expect::kNotApplicable;
+  EXPECT_TRUE(CheckKernel(run_time));
+  KernelCase valued = PadCase(x, "constant", {}, {}, seed);
+  valued.opset = 2;
+  valued.attributes.push_back(Attribute::Ints("pads", {1, 1, 1, 1}));
+  valued.attributes.push_back(Attribute::Float("value", 1.5f));
+  valued.inputs.pop_back();
+  valued.expect = Expect::kNotApplicable;
+  EXPECT_TRUE(CheckKernel(valued));
 }
 
 KernelCase ReduceCase(const std::string& op, const std::vector<int64_t>& x,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,58 @@ TEST_F(SileroVadTest, MatchesOnnxRuntimeCallAfterCallWithItsStateFedBack) {
           << "8 kHz output " << i;
     }
   }
+}
+
+// Profiled time of `plan`'s steps (control-flow bodies included) whose kernel description
+// starts with `prefix`, per run; `runs`: 0 for the top-level plan (each step's own count).
+double ProfiledMs(const Plan& plan, const std::string& prefix, int64_t runs = 0) {
+  double ms = 0;
+  for (const PlanStep& step : plan.steps) {
+    const int64_t n = runs > 0 ? runs : step.profile_runs;
+    if (n == 0) continue;
+    const std::vector<const Plan*> nested = step.kernel->NestedPlans();
+    if (nested.empty() && step.kernel->Describe().rfind(prefix, 0) == 0) {
+      ms += step.profile_ms / static_cast<double>(n);
+    }
+    for (const Plan* body : nested) ms += ProfiledMs(*body, prefix, n);
+  }
+  return ms;
+}
+
+// The profile and the printed plan reach into the If's branches and the LSTM's branch
+// inside them; the fast tier serves nearly all of the time (Slice and Pad as runs of
+// copies, the depthwise convolutions natively), the reference tier at most 10 %.
+TEST_F(SileroVadTest, ProfileAndPlanReachIntoTheBranches) {
+  SessionOptions options;
+  options.profile = true;
+  auto session = Session::Create(*graph_, options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  Tensor h = Vad::Zeros(), c = Vad::Zeros();
+  for (int64_t k = 0; k < 20; ++k) {
+    auto out = (*session)->Run({{"input", Chunk(audio_, k * kChunk, kChunk)},
+                                {"sr", Tensor::Scalar<int64_t>(16000)},
+                                {"h", h},
+                                {"c", c}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    h = (*out)[1].second;
+    c = (*out)[2].second;
+  }
+  auto plan = (*session)->Prepare(
+      {{"input", {1, kChunk}}, {"sr", {}}, {"h", {2, 1, 64}}, {"c", {2, 1, 64}}});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const std::string profile = (*plan)->ProfileToString();
+  const std::string printed = (*plan)->ToString();
+  for (const char* kernel : {"LSTM", "native:depthwise_conv1d", "native:copy_runs:Slice",
+                             "native:copy_runs:Pad", "native:Pow"}) {
+    EXPECT_NE(profile.find(kernel), std::string::npos) << kernel << " not in\n" << profile;
+    EXPECT_NE(printed.find(kernel), std::string::npos) << kernel << " not in\n" << printed;
+  }
+  const double total = ProfiledMs(**plan, "");
+  const double reference = ProfiledMs(**plan, "reference");
+  EXPECT_GT(total, 0.0);
+  EXPECT_LE(reference, 0.10 * total) << profile;
+  std::printf("reference tier %.1f%% of %.3f ms\n%s", 100 * reference / total, total,
+              profile.c_str());
 }
 
 }  // namespace

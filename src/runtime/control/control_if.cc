@@ -99,6 +99,14 @@ class IfKernel final : public Kernel {
     return d;
   }
 
+  std::vector<const Plan*> NestedPlans() const override {
+    std::vector<const Plan*> plans;
+    for (int which : {1, 0}) {
+      if (plans_[which] != nullptr) plans.push_back(&plans_[which]->plan());
+    }
+    return plans;
+  }
+
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     const int which = inputs[0].data<bool>()[0] ? 1 : 0;
     PlanExecutor* plan = plans_[which];
@@ -107,7 +115,8 @@ class IfKernel final : public Kernel {
     }
     const Branch& b = analysis_.branches[which];
     // The outer plan usually hands over the same buffers every run (arena values): the
-    // binding of the last run is reused then, so a run allocates nothing.
+    // binding of the last run is reused then. Other buffers (a model output the caller
+    // receives is new each run) are re-pointed, so a warm run allocates nothing.
     addresses_.clear();
     for (size_t k : b.outer.implicit_index) {
       addresses_.push_back(inputs[num_node_inputs_ + k].raw_data());
@@ -117,10 +126,13 @@ class IfKernel final : public Kernel {
     if (!bound.binding.has_value() || bound.addresses != addresses_) {
       body_inputs_.clear();
       for (size_t k : b.outer.implicit_index) body_inputs_.push_back(inputs[num_node_inputs_ + k]);
-      ASSIGN_OR_RETURN(
-          PlanBinding binding,
-          plan->Bind(body_inputs_, std::span<const Tensor>(outputs.data(), outputs.size())));
-      bound.binding = std::move(binding);
+      const std::span<const Tensor> body_outputs(outputs.data(), outputs.size());
+      if (bound.binding.has_value()) {
+        RETURN_IF_ERROR(plan->Rebind(*bound.binding, body_inputs_, body_outputs));
+      } else {
+        ASSIGN_OR_RETURN(PlanBinding binding, plan->Bind(body_inputs_, body_outputs));
+        bound.binding = std::move(binding);
+      }
       bound.addresses = addresses_;
     }
     return plan->Run(*bound.binding, what_ + (which ? " then_branch" : " else_branch"));

@@ -138,6 +138,8 @@ class LoopKernel final : public Kernel {
            std::to_string(a_.shapes.stable() ? 1 : a_.shapes.carried.size() - 1) + ")";
   }
 
+  std::vector<const Plan*> NestedPlans() const override { return runner_->plans(); }
+
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     const int64_t m =
         inputs[0].is_valid() ? inputs[0].data<int64_t>()[0] : std::numeric_limits<int64_t>::max();

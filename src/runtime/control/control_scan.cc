@@ -149,6 +149,8 @@ class ScanKernel final : public Kernel {
            std::to_string(a_.shapes.stable() ? 1 : a_.shapes.carried.size() - 1) + ")";
   }
 
+  std::vector<const Plan*> NestedPlans() const override { return runner_->plans(); }
+
   Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     const size_t num_state = a_.inputs.carried.size();
     outer_.clear();

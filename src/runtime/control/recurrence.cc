@@ -154,7 +154,7 @@ std::vector<Tensor> RecurrenceRunner::Views(int side, const SizesList& sizes) co
   return views;
 }
 
-StatusOr<PlanBinding> RecurrenceRunner::BindIteration(int64_t t, int side) {
+StatusOr<PlanBinding> RecurrenceRunner::BindIteration(int64_t t, int side, PlanBinding* previous) {
   std::vector<Tensor> in = pre_;
   for (Tensor& v : Views(side, SizesEntering(t))) in.push_back(std::move(v));
   in.insert(in.end(), slices_.begin(), slices_.end());
@@ -162,7 +162,9 @@ StatusOr<PlanBinding> RecurrenceRunner::BindIteration(int64_t t, int side) {
   std::vector<Tensor> out = Views(1 - side, SizesEntering(t + 1));
   out.insert(out.end(), per_iteration_.begin(), per_iteration_.end());
   PlanExecutor* plan = plans_[shapes_.stable() ? 0 : static_cast<size_t>(t)];
-  return plan->Bind(in, out);
+  if (previous == nullptr) return plan->Bind(in, out);
+  RETURN_IF_ERROR(plan->Rebind(*previous, in, out));
+  return std::move(*previous);
 }
 
 Status RecurrenceRunner::Start(std::span<const Tensor> initial_carried,
@@ -181,9 +183,11 @@ Status RecurrenceRunner::Start(std::span<const Tensor> initial_carried,
     }
   }
   if (shapes_.stable()) {
+    // Only the outer values move between runs: a binding made before is re-pointed.
     for (int side : {0, 1}) {
-      ASSIGN_OR_RETURN(PlanBinding b, BindIteration(0, side));
-      stable_bindings_[side] = std::move(b);
+      std::optional<PlanBinding>& bound = stable_bindings_[side];
+      ASSIGN_OR_RETURN(PlanBinding b, BindIteration(0, side, bound ? &*bound : nullptr));
+      bound = std::move(b);
     }
   }
   return Status::Ok();
@@ -207,6 +211,16 @@ Status RecurrenceRunner::RunIteration(int64_t t) {
   current_ = 1 - current_;
   ++next_iteration_;
   return Status::Ok();
+}
+
+std::vector<const Plan*> RecurrenceRunner::plans() const {
+  std::vector<const Plan*> plans;
+  for (const PlanExecutor* executor : plans_) {
+    if (std::find(plans.begin(), plans.end(), &executor->plan()) == plans.end()) {
+      plans.push_back(&executor->plan());
+    }
+  }
+  return plans;
 }
 
 }  // namespace qtune::runtime

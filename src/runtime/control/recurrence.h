@@ -77,10 +77,14 @@ class RecurrenceRunner {
   Status Start(std::span<const Tensor> initial_carried, std::span<const Tensor> outer);
   // Runs iteration t (0, 1, ... in order after Start).
   Status RunIteration(int64_t t);
+  // The body's compiled plans (one when the sizes are stable), each once.
+  std::vector<const Plan*> plans() const;
 
  private:
   RecurrenceRunner() = default;
-  StatusOr<PlanBinding> BindIteration(int64_t t, int side);
+  // Binds iteration t's buffers, or re-points `previous` (a binding of the same plan) at
+  // them and returns it.
+  StatusOr<PlanBinding> BindIteration(int64_t t, int side, PlanBinding* previous = nullptr);
   std::vector<Tensor> Views(int side, const SizesList& sizes) const;
   const SizesList& SizesEntering(int64_t t) const;
 
@@ -90,7 +94,7 @@ class RecurrenceRunner {
   std::vector<PlanExecutor*> plans_;  // one when stable, else one per iteration
   std::vector<Tensor> storage_[2];    // flat buffers, each large enough for every iteration
   std::vector<Tensor> pre_, slices_, per_iteration_, outer_;
-  std::optional<PlanBinding> stable_bindings_[2];  // input side 0 / 1, rebuilt per Start
+  std::optional<PlanBinding> stable_bindings_[2];  // input side 0 / 1, re-pointed per Start
   int current_ = 0;
   int64_t next_iteration_ = 0;
 };

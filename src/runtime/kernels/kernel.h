@@ -20,6 +20,8 @@
 
 namespace qtune::runtime {
 
+struct Plan;
+
 enum class Layout : uint8_t {
   kPlain,  // ONNX's row-major order of the logical sizes
   kNhwc,   // rank-4 activations stored channels-last, as oneDNN's convolutions prefer
@@ -43,6 +45,9 @@ class Kernel {
   // inputs[i] is invalid for an omitted optional input. Output tensors are preallocated
   // with the sizes shape inference computed (physical order).
   virtual Status Run(std::span<const Tensor> inputs, std::span<Tensor> outputs) = 0;
+  // The plans this kernel runs inside itself (a control-flow op's bodies), for plan
+  // printing and profiles; they are timed whenever the plan that runs this kernel is.
+  virtual std::vector<const Plan*> NestedPlans() const { return {}; }
 };
 
 struct KernelRequest {
@@ -135,6 +140,9 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
 StatusOr<std::optional<KernelChoice>> CreateNativeLowBitMatMulKernel(const KernelRequest& request);
 // float32 BatchNormalization, inference mode, kPlain or kNhwc (native_batchnorm.cc).
 StatusOr<std::optional<KernelChoice>> CreateNativeBatchNormKernel(const KernelRequest& request);
+// Slice and Pad with constant parameters, any element type of 1, 2, 4 or 8 bytes, as runs
+// of copies computed once (native_copy_runs.cc).
+StatusOr<std::optional<KernelChoice>> CreateNativeCopyRunsKernel(const KernelRequest& request);
 // float32 depthwise 1-D Conv/qtune::FusedConv (group == channels, one filter each, no
 // residual sum) with constant weights (native_depthwise_conv1d.cc).
 StatusOr<std::optional<KernelChoice>> CreateNativeDepthwiseConv1dKernel(

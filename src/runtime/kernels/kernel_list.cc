@@ -30,6 +30,7 @@
   X(OnednnAttention)          \
   X(OnednnTranspose)          \
   X(NativeSplit)              \
+  X(NativeCopyRuns)           \
   X(NativeReduce)             \
   X(NativeUnary)              \
   X(NativeBatchNorm)          \

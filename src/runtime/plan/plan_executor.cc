@@ -126,7 +126,22 @@ Status PlanExecutor::Rebind(PlanBinding& b, std::span<const Tensor> inputs,
   return Status::Ok();
 }
 
+namespace {
+// Set while a profiled plan runs on this thread, so that the plans its control-flow
+// kernels run inside themselves (Kernel::NestedPlans) are profiled too.
+thread_local bool t_profiling = false;
+}  // namespace
+
 Status PlanExecutor::Run(PlanBinding& binding, const std::string& what, bool profile) {
+  profile = profile || t_profiling;
+  const bool outer_profiling = t_profiling;
+  t_profiling = profile;
+  Status status = RunSteps(binding, what, profile);
+  t_profiling = outer_profiling;
+  return status;
+}
+
+Status PlanExecutor::RunSteps(PlanBinding& binding, const std::string& what, bool profile) {
   for (size_t s = 0; s < plan_->steps.size(); ++s) {
     PlanStep& step = plan_->steps[s];
     const auto start =

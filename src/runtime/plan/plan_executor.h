@@ -52,11 +52,13 @@ class PlanExecutor {
                 std::span<const Tensor> outputs);
   // Runs the steps on the bound tensors. `what` (may be empty) names the owner in errors;
   // `profile` adds each step's time to PlanStep::profile_ms.
+  // Plans run by the kernels of a profiled plan (control-flow bodies) are profiled too.
   Status Run(PlanBinding& binding, const std::string& what, bool profile = false);
 
  private:
   PlanExecutor(std::unique_ptr<Plan> plan, std::shared_ptr<std::byte[]> arena)
       : plan_(std::move(plan)), arena_(std::move(arena)) {}
+  Status RunSteps(PlanBinding& binding, const std::string& what, bool profile);
   std::unique_ptr<Plan> plan_;
   std::shared_ptr<std::byte[]> arena_;
 };
