@@ -6,6 +6,10 @@
 // Usage: node bench/compare.js [--qtune build/src/cli/qtune] [--threads 1,2] [--rounds 3]
 //          [--iters 30] [--warmup 5] [--json out.json] [--model NAME=PATH:input=1x3x224x224]...
 //          [--variant FLAG]
+// A model with several inputs lists their sizes separated by commas
+// (NAME=PATH:input=1x512,h=2x1x64,c=2x1x64); inputs not listed keep the model's sizes. Without
+// --model: every model in models/ (the recognizer once scripts/fetch_models.sh fetched it)
+// and ResNet-18.
 // --variant FLAG (e.g. --bf16) adds a third contestant in the same alternation, `qtune bench
 // FLAG`, and its median and ratio to qtune's default.
 'use strict';
@@ -21,7 +25,14 @@ function defaultModels() {
     {name: 'fmnist_resnet', path: 'models/fmnist/fmnist_resnet.onnx', shape: 'input=1x1x28x28'},
     {name: 'ppocr_cls', path: 'models/ppocr/ppocr_cls.onnx', shape: 'x=1x3x48x192'},
     {name: 'ppocrv4_det', path: 'models/ppocr/ppocrv4_det.onnx', shape: 'x=1x3x640x640'},
+    // One 32 ms chunk at 16 kHz with its LSTM state; `sr` random, as for every input.
+    {name: 'silero_vad', path: 'models/silero_vad/silero_vad.onnx',
+     shape: 'input=1x512,h=2x1x64,c=2x1x64'},
   ];
+  const rec = 'models/ppocr/fetched/ppocrv4_rec.onnx';
+  if (fs.existsSync(path.join(root, rec))) {
+    models.push({name: 'ppocrv4_rec', path: rec, shape: 'x=1x3x48x320'});
+  }
   // ResNet-18 from ../shared/models, else the one bench/int8.sh writes with
   // qtune_make_model (or: build/tools/make_model/qtune_make_model resnet18 OUT.onnx).
   const resnet = [path.join(root, '../shared/models/resnet18/resnet18.onnx'),
@@ -84,8 +95,9 @@ function main() {
     for (const m of o.models) {
       const q = [], r = [], qv = [];
       for (let round = 0; round < o.rounds; round++) {
+        const shapes = m.shape.split(',').flatMap((s) => ['--shape', s]);
         const common = ['--threads', String(threads), '--iters', String(o.iters), '--warmup',
-                        String(o.warmup), '--shape', m.shape, '--json'];
+                        String(o.warmup), ...shapes, '--json'];
         q.push(runJson(o.qtune, ['bench', m.path, ...common]).median_ms);
         r.push(runJson('node', [ortBench, m.path, ...common]).median_ms);
         if (v) qv.push(runJson(o.qtune, ['bench', m.path, v, ...common]).median_ms);
