@@ -15,6 +15,7 @@
 #include "runtime/plan/non_finite.h"
 #include "runtime/plan/view_ops.h"
 #include "runtime/shape/infer_shapes.h"
+#include "runtime/step_threads.h"
 
 namespace qtune::runtime {
 namespace {
@@ -111,8 +112,9 @@ class PlanBuilder {
                      CreateReorderKernel(info.dtype, info.sizes, other, layout));
     int id = AddValue(*value, PlanValue::Kind::kIntermediate, layout);
     plan_->values[id].name += layout == Layout::kNhwc ? "@nhwc" : "@plain";
-    plan_->steps.push_back(
-        PlanStep{"reorder " + value->name(), "Reorder", std::move(kernel), {source->second}, {id}});
+    PlanStep step{"reorder " + value->name(), "Reorder", std::move(kernel), {source->second}, {id}};
+    if (options_.threads > 1 && IsSmallReorder(NumElements(info.sizes))) step.threads = 1;
+    plan_->steps.push_back(std::move(step));
     return id;
   }
 
@@ -142,6 +144,20 @@ class PlanBuilder {
     for (const ir::Value* out : node.outputs()) {
       request.outputs.push_back(out ? &infos_.at(out) : nullptr);
     }
+    // A small step's kernel is made for one thread (step_threads.h); oneDNN's thread count
+    // goes back to the plan's once it is made.
+    request.threads = StepThreads(request, options_.threads);
+    const bool own_threads = options_.use_onednn && request.threads != options_.threads;
+    if (own_threads) onednn::SetThreads(request.threads);
+    struct ThreadsBack {  // on every path, errors included
+      int threads;
+      bool active;
+      void Restore() {
+        if (active) onednn::SetThreads(threads);
+        active = false;
+      }
+      ~ThreadsBack() { Restore(); }
+    } threads_back{options_.threads, own_threads};
     std::optional<KernelChoice> choice;
     std::vector<KernelRejection> passed_over;
     std::string registration;
@@ -178,6 +194,7 @@ class PlanBuilder {
       passed_over = std::move(selection.passed_over);
       registration = std::move(selection.kernel);
     }
+    threads_back.Restore();  // before reorders are made for the inputs
 
     // A kernel gives one layout per input and output it handles; a node with more (a
     // malformed model: Softmax with two outputs) is refused instead of read past them.
@@ -195,6 +212,7 @@ class PlanBuilder {
     step.precision = choice->precision;
     step.passed_over = std::move(passed_over);
     step.registration = std::move(registration);
+    if (request.threads != options_.threads) step.threads = request.threads;
     // The reference tier propagates NaN and inf; the fast tier checks where they can start.
     step.check_non_finite =
         options_.use_onednn && MayCreateNonFinite(node, {request.inputs.data(), node.num_inputs()});

@@ -196,8 +196,8 @@ TEST(KernelRegistry, BuiltinRegistryServesEveryFastTierOp) {
             (std::vector<std::string>{"onednn_upsample_deconv", "onednn_deconv"}));
   EXPECT_EQ(Names(registry.Candidates("", "MatMul")),
             (std::vector<std::string>{"native_gemv", "onednn_matmul", "onednn_batch_matmul"}));
-  const std::vector<std::string> convolutions = {"onednn_conv1d_matmul", "onednn_winograd_conv",
-                                                 "onednn_conv"};
+  const std::vector<std::string> convolutions = {"onednn_conv1d_matmul", "native_depthwise_conv1d",
+                                                 "onednn_winograd_conv", "onednn_conv"};
   EXPECT_EQ(Names(registry.Candidates("", "Conv")), convolutions);
   EXPECT_EQ(Names(registry.Candidates("qtune", "FusedConv")), convolutions);
   for (const char* op : {"Conv",
@@ -214,6 +214,9 @@ TEST(KernelRegistry, BuiltinRegistryServesEveryFastTierOp) {
                          "Split",
                          "ReduceMean",
                          "Log",
+                         "Pow",
+                         "Slice",
+                         "Pad",
                          "QuantizeLinear",
                          "DequantizeLinear",
                          "BatchNormalization",

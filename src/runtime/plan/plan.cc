@@ -41,6 +41,7 @@ std::string Plan::ToString(const PlanPrintOptions& options) const {
       if (s.precision != Precision::kFloat32) {
         out += fmt::format("       precision {}\n", PrecisionName(s.precision));
       }
+      if (s.threads > 0) out += fmt::format("       threads {} (a small step)\n", s.threads);
       for (const KernelRejection& r : s.passed_over) {
         out += fmt::format("       passed over {}: {}\n", r.kernel, r.reason);
       }

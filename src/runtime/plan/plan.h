@@ -48,6 +48,9 @@ struct PlanStep {
   // The executor checks this step's outputs for NaN and inf (plan/non_finite.h).
   bool check_non_finite = false;
   Precision precision = Precision::kFloat32;  // what the kernel computes in
+  // > 0: OpenMP's thread count while this step runs (1 for a small step of a plan of
+  // several threads, step_threads.h); 0: the plan's.
+  int threads = 0;
   // The kernel registration that served the step (KernelRegistration::name, "reference"
   // for the fallback), or "" for steps the compiler makes itself (reorders, empty
   // outputs, control flow).

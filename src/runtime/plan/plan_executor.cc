@@ -1,5 +1,7 @@
 #include "runtime/plan/plan_executor.h"
 
+#include <omp.h>
+
 #include <chrono>
 #include <cstring>
 
@@ -141,9 +143,31 @@ Status PlanExecutor::Run(PlanBinding& binding, const std::string& what, bool pro
   return status;
 }
 
+namespace {
+
+// Sets OpenMP's thread count for each step that has its own (PlanStep::threads) and puts
+// the caller's back when the steps are done, on every path.
+class StepThreadCount {
+ public:
+  StepThreadCount() : outer_(omp_get_max_threads()), current_(outer_) {}
+  ~StepThreadCount() { Set(outer_); }
+  void For(const PlanStep& step) { Set(step.threads > 0 ? step.threads : outer_); }
+
+ private:
+  void Set(int threads) {
+    if (threads != current_) omp_set_num_threads(threads);
+    current_ = threads;
+  }
+  int outer_, current_;
+};
+
+}  // namespace
+
 Status PlanExecutor::RunSteps(PlanBinding& binding, const std::string& what, bool profile) {
+  StepThreadCount thread_count;
   for (size_t s = 0; s < plan_->steps.size(); ++s) {
     PlanStep& step = plan_->steps[s];
+    thread_count.For(step);
     const auto start =
         profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     Status status = step.kernel->Run(binding.step_inputs[s], binding.step_outputs[s]);
