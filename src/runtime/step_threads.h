@@ -4,7 +4,7 @@
 // An OpenMP parallel region costs a fork and a join: 1-3 us per step on a 2-vCPU VM, more
 // while another process holds a core. A small model is mostly such steps: Silero VAD at
 // 2 threads spent 0.113 ms a run against 0.064 at 1, each of its 1032-element Adds 2-3 us
-// instead of 0.5. Compile gives a step whose work is below kSmallStepWork one thread
+// instead of 0.5. Compile gives a step whose work is below the bounds below one thread
 // (KernelRequest::threads = 1, so oneDNN primitives and native kernels are made for one),
 // and PlanExecutor runs it with OpenMP's thread count set to 1 (PlanStep::threads).
 #pragma once

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/shape.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
 #include "runtime/reference/registry.h"
@@ -159,8 +160,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeCopyRunsKernel(const KernelReq
       return NotApplicable(request, "its parameters are computed at run time");
     }
   }
-  int64_t n = 1;
-  for (int64_t s : x.sizes) n *= s;
+  const int64_t n = NumElements(x.sizes);
   if (n > kMaxElements) return NotApplicable(request, "more than 2^24 input elements");
   std::vector<std::byte> fill(es);  // zeros
   const bool pad_value_input = op == "Pad" && request.inputs.size() > 2 && request.inputs[2];

@@ -129,21 +129,10 @@ Status PlanExecutor::Rebind(PlanBinding& b, std::span<const Tensor> inputs,
 }
 
 namespace {
+
 // Set while a profiled plan runs on this thread, so that the plans its control-flow
 // kernels run inside themselves (Kernel::NestedPlans) are profiled too.
 thread_local bool t_profiling = false;
-}  // namespace
-
-Status PlanExecutor::Run(PlanBinding& binding, const std::string& what, bool profile) {
-  profile = profile || t_profiling;
-  const bool outer_profiling = t_profiling;
-  t_profiling = profile;
-  Status status = RunSteps(binding, what, profile);
-  t_profiling = outer_profiling;
-  return status;
-}
-
-namespace {
 
 // Sets OpenMP's thread count for each step that has its own (PlanStep::threads) and puts
 // the caller's back when the steps are done, on every path.
@@ -162,6 +151,15 @@ class StepThreadCount {
 };
 
 }  // namespace
+
+Status PlanExecutor::Run(PlanBinding& binding, const std::string& what, bool profile) {
+  profile = profile || t_profiling;
+  const bool outer_profiling = t_profiling;
+  t_profiling = profile;
+  Status status = RunSteps(binding, what, profile);
+  t_profiling = outer_profiling;
+  return status;
+}
 
 Status PlanExecutor::RunSteps(PlanBinding& binding, const std::string& what, bool profile) {
   StepThreadCount thread_count;
