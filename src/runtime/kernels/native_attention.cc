@@ -239,10 +239,7 @@ class NativeAttentionKernel final : public Kernel {
                  padded_keys_, g_.d, scores, g_.t, rows, g_.t, g_.scale, nullptr,
                  mask != nullptr ? nullptr : row_max);
     if (mask != nullptr) AddMask(mask, b, h, first_row, rows, scores, row_max);
-    for (int64_t r = 0; r < rows; ++r) {
-      float* row = scores + r * g_.t;
-      scratch.row_scale[r] = 1.0f / ExpMinusMaxRow(row, row, g_.t, row_max[r]);
-    }
+    ExpMinusMaxRows(scores, g_.t, rows, g_.t, row_max, scratch.row_scale.data());
     BlockProduct(scores, g_.t, v + b * g_.t * hd + h * g_.d, hd, g_.t,
                  y + (b * g_.s + first_row) * hd + h * g_.d, hd, rows, g_.d, 1.0f,
                  scratch.row_scale.data(), nullptr);

@@ -30,16 +30,7 @@
 #include "runtime/fusion/quant_ops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/kernel_registry.h"
-
-// The hot loops are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time
-// (the build targets baseline x86-64; these loops are memory-bound only with wide vectors).
-// Not under ThreadSanitizer: the clones' load-time resolvers would run instrumented before
-// its runtime starts.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define QTUNE_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define QTUNE_VECTOR_CLONES
-#endif
+#include "runtime/kernels/vector_clones.h"
 
 namespace qtune::runtime {
 namespace {

@@ -125,6 +125,37 @@ QTUNE_AVX512F void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), inverse));
   }
 }
+
+// exp(x - max) over kRows rows at once (rows `stride` apart), their 1 / sum into
+// inverse_sums: the rows' exp chains interleave, and their sums reduce together.
+template <int kRows>
+QTUNE_AVX512F inline void ExpMinusMaxRowGroup(float* rows, int64_t stride, int64_t n,
+                                              const float* max, float* inverse_sums) {
+  __m512 maxima[kRows], sums[kRows];
+  for (int j = 0; j < kRows; ++j) {
+    maxima[j] = _mm512_set1_ps(max[j]);
+    sums[j] = _mm512_setzero_ps();
+  }
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int j = 0; j < kRows; ++j) {
+      float* x = rows + j * stride + i;
+      const __m512 e = Exp512(_mm512_sub_ps(_mm512_loadu_ps(x), maxima[j]));
+      _mm512_storeu_ps(x, e);
+      sums[j] = _mm512_add_ps(sums[j], e);
+    }
+  }
+  if (i < n) {
+    const __mmask16 m = TailMask16(n - i);
+    for (int j = 0; j < kRows; ++j) {
+      float* x = rows + j * stride + i;
+      const __m512 e = Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x), maxima[j]));
+      _mm512_mask_storeu_ps(x, m, e);
+      sums[j] = _mm512_mask_add_ps(sums[j], m, sums[j], e);
+    }
+  }
+  for (int j = 0; j < kRows; ++j) inverse_sums[j] = 1.0f / _mm512_reduce_add_ps(sums[j]);
+}
 #endif
 
 }  // namespace
@@ -132,8 +163,13 @@ QTUNE_AVX512F void SoftmaxRowAvx512(const float* x, float* y, int64_t n) {
 bool SoftmaxRowsUseAvx512() { return CpuHasAvx512F(); }
 
 #ifdef QTUNE_AVX512F_PATHS
-float ExpMinusMaxRow(const float* x, float* y, int64_t n, float max) {
-  return ExpMinusMaxAvx512(x, y, n, max);
+QTUNE_AVX512F void ExpMinusMaxRows(float* rows, int64_t stride, int64_t count, int64_t n,
+                                   const float* max, float* inverse_sums) {
+  int64_t r = 0;
+  for (; r + 2 <= count; r += 2) {
+    ExpMinusMaxRowGroup<2>(rows + r * stride, stride, n, max + r, inverse_sums + r);
+  }
+  if (r < count) ExpMinusMaxRowGroup<1>(rows + r * stride, stride, n, max + r, inverse_sums + r);
 }
 #endif
 

@@ -32,9 +32,12 @@ void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t count, int thre
 // True when kAuto takes the AVX-512 path on this CPU.
 bool SoftmaxRowsUseAvx512();
 
-// Softmax's numerators and denominator for callers that know a row's maximum and divide
-// later: y[i] = exp(x[i] - max) for i < n (y may be x), returning their sum. The AVX-512
-// path's exp; REQUIRES SoftmaxRowsUseAvx512() (declared where QTUNE_AVX512F_PATHS is).
-float ExpMinusMaxRow(const float* x, float* y, int64_t n, float max);
+// Softmax's numerators and denominators for callers that know each row's maximum and
+// divide later: for `count` rows of n values, row r at rows + r * stride, in place,
+// x = exp(x - max[r]), and inverse_sums[r] = 1 / the row's sum. Rows go two at a time
+// (their exp chains interleave). The AVX-512 path's exp; REQUIRES SoftmaxRowsUseAvx512()
+// (declared where QTUNE_AVX512F_PATHS is).
+void ExpMinusMaxRows(float* rows, int64_t stride, int64_t count, int64_t n, const float* max,
+                     float* inverse_sums);
 
 }  // namespace qtune::runtime

@@ -6,16 +6,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/kernels/vector_clones.h"
+
 // The default and AVX2 clones pass 64-byte vectors in memory; GCC warns that this differs
 // from the AVX-512 clone's ABI. They are file-local inline helpers, always inlined.
 #pragma GCC diagnostic ignored "-Wpsabi"
-
-// Not under ThreadSanitizer: the clones' resolvers would run before its runtime starts.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define QTUNE_TRANSFORM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define QTUNE_TRANSFORM_CLONES
-#endif
 
 namespace qtune::runtime::winograd {
 namespace {
@@ -65,9 +60,8 @@ void TransformWeights2(const float* g, int64_t out_channels, int64_t in_channels
 }
 
 // F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
-QTUNE_TRANSFORM_CLONES void TransformInput2(const float* x, const Tiles& tiles, int64_t channels,
-                                            int64_t first, int64_t count, float* v,
-                                            int64_t v_stride) {
+QTUNE_VECTOR_CLONES void TransformInput2(const float* x, const Tiles& tiles, int64_t channels,
+                                         int64_t first, int64_t count, float* v, int64_t v_stride) {
   const Vec zero = {};
   for (int64_t t = 0; t < count; ++t) {
     const int64_t tile = first + t;
@@ -105,10 +99,10 @@ QTUNE_TRANSFORM_CLONES void TransformInput2(const float* x, const Tiles& tiles, 
 }
 
 // F(2x2, 3x3): A^T = [1 1 1 0; 0 1 -1 -1].
-QTUNE_TRANSFORM_CLONES void TransformOutput2(const float* m, int64_t m_stride, const Tiles& tiles,
-                                             int64_t out_channels, int64_t first, int64_t count,
-                                             const float* bias, const float* sum, bool relu,
-                                             float* y) {
+QTUNE_VECTOR_CLONES void TransformOutput2(const float* m, int64_t m_stride, const Tiles& tiles,
+                                          int64_t out_channels, int64_t first, int64_t count,
+                                          const float* bias, const float* sum, bool relu,
+                                          float* y) {
   const Vec zero = {};
   for (int64_t t = 0; t < count; ++t) {
     const int64_t tile = first + t;
@@ -176,9 +170,8 @@ inline void InputColumn4(const Vec d[6], Vec out[6]) {
   out[5] = four * d[1] - five * d[3] + d[5];
 }
 
-QTUNE_TRANSFORM_CLONES void TransformInput4(const float* x, const Tiles& tiles, int64_t channels,
-                                            int64_t first, int64_t count, float* v,
-                                            int64_t v_stride) {
+QTUNE_VECTOR_CLONES void TransformInput4(const float* x, const Tiles& tiles, int64_t channels,
+                                         int64_t first, int64_t count, float* v, int64_t v_stride) {
   const Vec zero = {};
   for (int64_t t = 0; t < count; ++t) {
     const int64_t tile = first + t;
@@ -222,10 +215,10 @@ inline void OutputColumn4(const Vec m[6], Vec out[4]) {
   out[3] = diff12 + eight * diff34 + m[5];
 }
 
-QTUNE_TRANSFORM_CLONES void TransformOutput4(const float* m, int64_t m_stride, const Tiles& tiles,
-                                             int64_t out_channels, int64_t first, int64_t count,
-                                             const float* bias, const float* sum, bool relu,
-                                             float* y) {
+QTUNE_VECTOR_CLONES void TransformOutput4(const float* m, int64_t m_stride, const Tiles& tiles,
+                                          int64_t out_channels, int64_t first, int64_t count,
+                                          const float* bias, const float* sum, bool relu,
+                                          float* y) {
   const Vec zero = {};
   for (int64_t t = 0; t < count; ++t) {
     const int64_t tile = first + t;
