@@ -46,7 +46,7 @@ std::optional<AttentionGeometry> AttentionGeometryOf(const KernelRequest& reques
   g.d = q[2] / g.h;
   if (g.b * g.s * g.t * g.d == 0) return std::nullopt;
   g.scale = node.GetFloat("scale", 1.0f);
-  g.has_mask = request.inputs.size() > 3 && request.inputs[3] != nullptr;
+  g.has_mask = request.input(3) != nullptr;
   if (g.has_mask) {
     const int64_t full[4] = {g.b, g.h, g.s, g.t};
     if (request.inputs[3]->dtype != DataType::kFloat32) return std::nullopt;

@@ -63,6 +63,11 @@ struct KernelRequest {
   // Where a factory that does not apply may say why (NotApplicable(request, reason)), for
   // plan explanations; nullptr when nobody asks.
   std::string* why_not = nullptr;
+
+  // Input `index`, or nullptr when the node omits it or has fewer inputs.
+  const ValueInfo* input(size_t index) const {
+    return index < inputs.size() ? inputs[index] : nullptr;
+  }
 };
 
 struct KernelChoice {

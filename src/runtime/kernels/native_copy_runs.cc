@@ -163,7 +163,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeCopyRunsKernel(const KernelReq
   const int64_t n = NumElements(x.sizes);
   if (n > kMaxElements) return NotApplicable(request, "more than 2^24 input elements");
   std::vector<std::byte> fill(es);  // zeros
-  const bool pad_value_input = op == "Pad" && request.inputs.size() > 2 && request.inputs[2];
+  const bool pad_value_input = op == "Pad" && request.input(2) != nullptr;
   if (pad_value_input) {
     const Tensor& value = request.inputs[2]->constant;
     if (value.num_elements() != 1 || value.dtype() != x.dtype) {

@@ -105,7 +105,7 @@ StatusOr<DepthwiseGeometry> Match(const KernelRequest& request) {
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
-  if (request.inputs.size() > kFusedConvSumInput && request.inputs[kFusedConvSumInput] != nullptr) {
+  if (request.input(kFusedConvSumInput) != nullptr) {
     return no("it adds a residual sum");
   }
   DepthwiseGeometry g;
@@ -136,7 +136,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeDepthwiseConv1dKernel(
   const Tensor& w = request.inputs[1]->constant;
   std::vector<float> weights(w.data<float>(), w.data<float>() + g->channels * g->kernel);
   std::vector<float> bias(static_cast<size_t>(g->channels), 0.0f);
-  if (request.inputs.size() > 2 && request.inputs[2] != nullptr) {
+  if (request.input(2) != nullptr) {
     if (request.inputs[2]->constant.num_elements() != g->channels) {
       return NotApplicable(request, "B does not hold one value per channel");
     }

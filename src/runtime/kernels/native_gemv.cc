@@ -99,7 +99,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
   }
   Activation activation;
   if (with_bias) {
-    const ValueInfo* bias = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+    const ValueInfo* bias = request.input(2);
     if (bias == nullptr || !bias->has_constant() || bias->dtype != DataType::kFloat32 ||
         bias->constant.num_elements() != p.n) {
       return NotApplicable();
@@ -108,9 +108,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeGemvKernel(const KernelRequest
     p.bias.assign(values, values + p.n);
     activation = ReadActivation(node);
   }
-  const ValueInfo* sum = with_bias && request.inputs.size() > kMatMulBiasSumInput
-                             ? request.inputs[kMatMulBiasSumInput]
-                             : nullptr;
+  const ValueInfo* sum = with_bias ? request.input(kMatMulBiasSumInput) : nullptr;
   if (sum != nullptr &&
       (sum->dtype != DataType::kFloat32 || sum->sizes != request.outputs[0]->sizes)) {
     return NotApplicable(request, "Sum does not have the product's sizes");

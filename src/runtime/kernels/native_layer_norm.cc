@@ -130,7 +130,7 @@ StatusOr<std::optional<KernelChoice>> CreateNativeLayerNormKernel(const KernelRe
   if (rows * columns == 0) return NotApplicable(request, "empty input");
   // Scale is required (a model without one is left to the reference tier to report).
   const ValueInfo* scale = request.inputs[1];
-  const ValueInfo* bias = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  const ValueInfo* bias = request.input(2);
   auto covers_a_row = [&](const ValueInfo* v) {
     return IsFloat32(v) && nn::Product(v->sizes) == columns;
   };

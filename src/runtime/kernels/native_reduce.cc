@@ -152,7 +152,7 @@ class NativeReduceKernel final : public Kernel {
 std::optional<std::vector<int64_t>> ReducedAxes(const KernelRequest& request, int64_t rank) {
   const ir::Node& node = request.node;
   std::vector<int64_t> axes;
-  if (request.inputs.size() > 1 && request.inputs[1] != nullptr) {
+  if (request.input(1) != nullptr) {
     const ValueInfo& a = *request.inputs[1];
     if (!a.has_constant() || a.dtype != DataType::kInt64) return std::nullopt;
     axes.assign(a.constant.data<int64_t>(), a.constant.data<int64_t>() + a.constant.num_elements());

@@ -23,9 +23,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConvKernel(const KernelRequest
   }
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
-  const ValueInfo* sum =
-      request.inputs.size() > kFusedConvSumInput ? request.inputs[kFusedConvSumInput] : nullptr;
+  const ValueInfo* b = request.input(2);
+  const ValueInfo* sum = request.input(kFusedConvSumInput);
   const size_t rank = x.sizes.size();
   if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 ||
       !onednn::IsWindowRank(rank) || w.sizes.size() != rank || !w.has_constant() ||

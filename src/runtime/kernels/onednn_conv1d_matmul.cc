@@ -169,7 +169,7 @@ StatusOr<Conv1dGeometry> Match(const KernelRequest& request) {
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
-  if (request.inputs.size() > kFusedConvSumInput && request.inputs[kFusedConvSumInput] != nullptr) {
+  if (request.input(kFusedConvSumInput) != nullptr) {
     return no("it adds a residual sum");
   }
   const onednn::ConvGeometry geo = onednn::ComputeConvGeometry(node, x.sizes, w.sizes, y);
@@ -201,7 +201,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnConv1dMatMulKernel(const Kerne
   StatusOr<Conv1dGeometry> g = Match(request);
   if (!g.ok()) return NotApplicable(request, g.status().message());
   const ir::Node& node = request.node;
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  const ValueInfo* b = request.input(2);
   const int64_t depth = g->depth(), m_count = g->out_channels;
   onednn::SetThreads(request.threads);
   try {

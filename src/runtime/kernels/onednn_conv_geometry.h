@@ -152,7 +152,7 @@ inline Status CheckFloatConvWindow(const KernelRequest& request, size_t rank) {
   }
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  const ValueInfo* b = request.input(2);
   if (x.dtype != DataType::kFloat32 || w.dtype != DataType::kFloat32 || x.sizes.size() != rank ||
       w.sizes.size() != rank || request.outputs[0]->sizes.size() != rank || !w.has_constant() ||
       (b != nullptr && (!b->has_constant() || b->dtype != DataType::kFloat32)) ||

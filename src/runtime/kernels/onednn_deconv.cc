@@ -18,7 +18,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnDeconvKernel(const KernelReque
   if (request.inputs.size() < 2 || !request.inputs[0] || !request.inputs[1]) return NotApplicable();
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  const ValueInfo* b = request.input(2);
   const size_t rank = x.sizes.size();
   if (x.dtype != DataType::kFloat32 || !onednn::IsWindowRank(rank) || w.sizes.size() != rank ||
       !w.has_constant() || w.dtype != DataType::kFloat32 || (b != nullptr && !b->has_constant()) ||

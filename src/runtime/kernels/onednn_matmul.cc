@@ -109,16 +109,14 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnMatMulKernel(const KernelReque
   }
   if (!problem) return NotApplicable();
   if (with_bias) {
-    const ValueInfo* bias = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+    const ValueInfo* bias = request.input(2);
     if (bias == nullptr || !bias->has_constant() || bias->constant.num_elements() != problem->n ||
         bias->dtype != DataType::kFloat32) {
       return NotApplicable();
     }
     ASSIGN_OR_RETURN(problem->bias, bias->constant.Reshaped({1, problem->n}));
   }
-  const ValueInfo* sum = with_bias && request.inputs.size() > kMatMulBiasSumInput
-                             ? request.inputs[kMatMulBiasSumInput]
-                             : nullptr;
+  const ValueInfo* sum = with_bias ? request.input(kMatMulBiasSumInput) : nullptr;
   if (sum != nullptr &&
       (sum->dtype != DataType::kFloat32 || nn::Product(sum->sizes) != problem->m * problem->n)) {
     return NotApplicable(request, "Sum does not have the product's sizes");

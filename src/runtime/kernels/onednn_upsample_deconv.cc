@@ -138,7 +138,7 @@ std::optional<UpsampleGeometry> Match(const KernelRequest& request) {
   }
   const ValueInfo& x = *request.inputs[0];
   const ValueInfo& w = *request.inputs[1];
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  const ValueInfo* b = request.input(2);
   const std::vector<int64_t>& y = request.outputs[0]->sizes;
   if (x.dtype != DataType::kFloat32 || x.sizes.size() != 4 || w.sizes.size() != 4 ||
       !w.has_constant() || w.dtype != DataType::kFloat32 || y.size() != 4 ||
@@ -182,7 +182,7 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnUpsampleDeconvKernel(
     return NotApplicable(request, "not a float32 2-D ConvTranspose whose kernel equals its stride");
   }
   const Tensor& w = request.inputs[1]->constant;  // [C, O, kH, kW]
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
+  const ValueInfo* b = request.input(2);
   const int64_t c = g->channels, columns = g->columns(), o_count = g->out_channels;
   const bool narrow = columns < kNarrowColumns;
   // Wm[ci, (kh, kw, o)] = W[ci, o, kh, kw]; narrow keeps its transpose.

@@ -206,9 +206,8 @@ StatusOr<std::optional<KernelChoice>> CreateOnednnWinogradConvKernel(const Kerne
   if (!g.ok()) return NotApplicable(request, g.status().message());
   const int64_t c_count = g->channels, k_count = g->out_channels;
   const int64_t positions = g->tiles.positions();
-  const ValueInfo* b = request.inputs.size() > 2 ? request.inputs[2] : nullptr;
-  const bool has_sum =
-      request.inputs.size() > kFusedConvSumInput && request.inputs[kFusedConvSumInput] != nullptr;
+  const ValueInfo* b = request.input(2);
+  const bool has_sum = request.input(kFusedConvSumInput) != nullptr;
   onednn::SetThreads(request.threads);
   try {
     using dt = memory::data_type;
