@@ -63,7 +63,8 @@ void CompareSpeed(const Op& op, int threads) {
     request.inputs.push_back(&info);
     request.input_layouts.push_back(Layout::kPlain);
   }
-  auto fast = CreateQuantElementwiseKernel(request);
+  auto fast =
+      op.domain == "qtune" ? CreateQAddKernel(request) : CreateQuantElementwiseKernel(request);
   auto reference = CreateReferenceKernel(request);
   ASSERT_TRUE(fast.ok() && fast->has_value()) << op.label;
   ASSERT_TRUE(reference.ok() && reference->has_value()) << op.label;

@@ -1,5 +1,5 @@
 // qtune::QAdd: the reference against hand-computed values (ties to even, saturation, Relu,
-// mixed uint8/int8 operands, invalid inputs), and the fast kernel (quant_elementwise.cc)
+// mixed uint8/int8 operands, invalid inputs), and the fast kernel (quant_add.cc)
 // against the reference bit for bit in plain and nhwc, over odd sizes, type combinations,
 // in place and on two threads.
 #include <gtest/gtest.h>
@@ -168,7 +168,7 @@ TEST(QAddReference, InvalidInputsAreErrorsNamingTheNode) {
 KernelCase MakeQAddCase(const std::vector<int64_t>& sizes, const QAddParams& p, Layout a_layout,
                         Layout b_layout, std::mt19937& rng, uint32_t seed) {
   KernelCase c;
-  c.factory = &CreateQuantElementwiseKernel;
+  c.factory = &CreateQAddKernel;
   c.op_type = kQAdd;
   c.domain = "qtune";
   c.attributes = QAddAttributes(p);
@@ -308,7 +308,7 @@ TEST(QAddFast, DeclinesWhatTheReferenceMustJudge) {
     request.inputs.push_back(&info);
     request.input_layouts.push_back(Layout::kPlain);
   }
-  auto created = CreateQuantElementwiseKernel(request);
+  auto created = CreateQAddKernel(request);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_FALSE(created->has_value());
 }

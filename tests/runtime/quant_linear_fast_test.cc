@@ -131,7 +131,7 @@ TEST(QuantizeLinearFast, PerTensorMatchesReference) {
 }
 
 // The AVX-512 path multiplies by 1/scale and divides only near a half-integer
-// (quant_elementwise.cc, QuotientToRound): values a few ulp either side of x/scale = k + 1/2
+// (quant_vector_math.h, QuotientToRound): values a few ulp either side of x/scale = k + 1/2
 // for scales that are not powers of two, and exact ties, must round as x / scale does.
 TEST(QuantizeLinearFast, NearTiesRoundAsTheQuotient) {
   uint32_t seed = TestSeed(8205);

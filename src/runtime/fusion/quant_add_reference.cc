@@ -1,6 +1,6 @@
 // Reference of qtune::QAdd (quant_ops.h): per element, in float32,
 //   Y = QuantizeToInt(activation(DequantizeFromInt(A) + DequantizeFromInt(B)), y_scale, y_zp)
-// with the shared rounding of core/quant_math.h. The fast kernel (quant_elementwise.cc)
+// with the shared rounding of core/quant_math.h. The fast kernel (quant_add.cc)
 // evaluates the same float expression in the same order, so the two agree bit for bit.
 #include <cmath>
 

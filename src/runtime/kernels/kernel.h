@@ -123,11 +123,12 @@ StatusOr<std::optional<KernelChoice>> CreateNativeAttentionKernel(const KernelRe
 // LSTM, GRU and RNN with constant weights and default activations (onednn_rnn.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnRnnKernel(const KernelRequest& request);
 // Integer kernels: qtune::QConv (onednn_qconv.cc), qtune::QMatMul (onednn_qmatmul.cc),
-// qtune::QAdd and per-tensor QuantizeLinear / DequantizeLinear (quant_elementwise.cc).
+// qtune::QAdd (quant_add.cc), QuantizeLinear / DequantizeLinear (quant_elementwise.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnQConvKernel(const KernelRequest& request);
 // qtune::QConvTranspose (onednn_qdeconv.cc).
 StatusOr<std::optional<KernelChoice>> CreateOnednnQDeconvKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateOnednnQMatMulKernel(const KernelRequest& request);
+StatusOr<std::optional<KernelChoice>> CreateQAddKernel(const KernelRequest& request);
 StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelRequest& request);
 // qtune::QLookup (quant_lookup.cc): a 256-entry table per element, any layout.
 StatusOr<std::optional<KernelChoice>> CreateQuantLookupKernel(const KernelRequest& request);

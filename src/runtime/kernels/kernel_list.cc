@@ -10,6 +10,7 @@
   X(OnednnQConv)              \
   X(OnednnQDeconv)            \
   X(OnednnQMatMul)            \
+  X(QAdd)                     \
   X(QuantElementwise)         \
   X(QuantLookup)              \
   X(OnednnConv)               \
