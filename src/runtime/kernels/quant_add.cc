@@ -123,7 +123,10 @@ bool IsScalarOf(const ValueInfo* v, DataType dtype) {
   return n == 1;
 }
 
-StatusOr<std::optional<KernelChoice>> CreateQAdd(const KernelRequest& request) {
+}  // namespace
+
+StatusOr<std::optional<KernelChoice>> CreateQAddKernel(const KernelRequest& request) {
+  if (request.node.domain() != "qtune" || request.node.op_type() != kQAdd) return NotApplicable();
   const std::vector<const ValueInfo*>& in = request.inputs;
   if (in.size() != 8 || request.outputs.empty() || request.outputs[0] == nullptr) {
     return NotApplicable();  // the reference reports the malformed node
@@ -154,13 +157,6 @@ StatusOr<std::optional<KernelChoice>> CreateQAdd(const KernelRequest& request) {
   choice.output_layouts = {layout};
   if (a->dtype == y) choice.inplace_input = 0;
   return std::optional<KernelChoice>(std::move(choice));
-}
-
-}  // namespace
-
-StatusOr<std::optional<KernelChoice>> CreateQAddKernel(const KernelRequest& request) {
-  if (request.node.domain() != "qtune" || request.node.op_type() != kQAdd) return NotApplicable();
-  return CreateQAdd(request);
 }
 
 void RegisterQAddKernels(KernelRegistry& registry) {

@@ -180,9 +180,15 @@ class LinearKernel : public Kernel {
   std::vector<int32_t> zps_;
 };
 
-StatusOr<std::optional<KernelChoice>> CreateLinear(const KernelRequest& request) {
+}  // namespace
+
+StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelRequest& request) {
   const ir::Node& node = request.node;
   const bool quantize = node.op_type() == "QuantizeLinear";
+  if (!(node.domain().empty() || node.domain() == "ai.onnx") ||
+      !(quantize || node.op_type() == "DequantizeLinear")) {
+    return NotApplicable();
+  }
   const std::vector<const ValueInfo*>& in = request.inputs;
   if (in.size() < 2 || in.size() > 3 || in[0] == nullptr || in[1] == nullptr ||
       request.outputs.size() != 1 || request.outputs[0] == nullptr ||
@@ -191,7 +197,7 @@ StatusOr<std::optional<KernelChoice>> CreateLinear(const KernelRequest& request)
   }
   const ValueInfo& x = *in[0];
   const ValueInfo& scale = *in[1];
-  const ValueInfo* zp = in.size() > 2 ? in[2] : nullptr;
+  const ValueInfo* zp = request.input(2);
   const DataType y_type = request.outputs[0]->dtype;
   const DataType q_type = quantize ? y_type : x.dtype;
   if (quantize) {
@@ -236,17 +242,6 @@ StatusOr<std::optional<KernelChoice>> CreateLinear(const KernelRequest& request)
   choice.input_layouts[0] = layout;
   choice.output_layouts = {layout};
   return std::optional<KernelChoice>(std::move(choice));
-}
-
-}  // namespace
-
-StatusOr<std::optional<KernelChoice>> CreateQuantElementwiseKernel(const KernelRequest& request) {
-  const ir::Node& node = request.node;
-  if ((node.domain().empty() || node.domain() == "ai.onnx") &&
-      (node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear")) {
-    return CreateLinear(request);
-  }
-  return NotApplicable();
 }
 
 void RegisterQuantElementwiseKernels(KernelRegistry& registry) {

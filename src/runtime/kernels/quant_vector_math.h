@@ -109,7 +109,7 @@ QTUNE_AVX512BW inline void StoreRounded(Q* y, __mmask16 m, __m512 v, __m512i zer
 // DequantizeFromInt of 16 one-byte values.
 template <typename T>
 QTUNE_AVX512BW inline __m512 LoadDequantized(const T* x, __mmask16 m, __m512 scale,
-                                           __m512i zero_point) {
+                                             __m512i zero_point) {
   const __m128i bytes = _mm_maskz_loadu_epi8(m, x);
   const __m512i wide =
       std::is_same_v<T, uint8_t> ? _mm512_cvtepu8_epi32(bytes) : _mm512_cvtepi8_epi32(bytes);
